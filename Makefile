@@ -1,0 +1,140 @@
+# Ringmaster build. `make help` lists the targets; `make V=1` shows commands.
+# Limits from include/ringmaster/rm_common.h can be overridden for both the
+# BPF program and userspace at once: make EXTRA_DEFS=-DRM_MAX_NODES=8192
+
+BUILD    ?= build
+CLANG    ?= clang
+CC       ?= gcc
+BPFTOOL  ?= bpftool
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+EXTRA_DEFS ?=
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+PKGS     := libbpf libxdp
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
+
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC) \
+	$(EXTRA_DEFS)
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
+	$(PKG_CFLAGS) $(EXTRA_DEFS)
+LDLIBS   := $(PKG_LIBS) -lm
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/ringmaster/*.h)
+HDRS      := $(wildcard include/ringmaster/*.h) $(wildcard user/lib/*.h)
+
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+LIB       := $(BUILD)/libringmaster.a
+
+CTL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringctl/*.c))
+LOAD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringload/*.c))
+BINS      := $(BUILD)/ringctl $(BUILD)/ringload
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BIN := $(BUILD)/ringbench
+
+.PHONY: all help deps test unit e2e bench demo clean format
+.DEFAULT_GOAL := all
+
+all: $(BPF_OBJS) $(SKELS) $(BINS) $(UNIT_BINS) $(TOOL_BINS) \
+	$(if $(BENCH_SRCS),$(BENCH_BIN))
+
+help:
+	@echo 'Targets:'
+	@echo '  make            build BPF objects, skeletons, ringctl, ringload, tests'
+	@echo '  make deps       install missing Debian packages (scripts/install-deps.sh)'
+	@echo '  make test       run every test suite (unit, data plane, end-to-end); root'
+	@echo '  make unit       run only the cmocka suites'
+	@echo '  make e2e        run only the namespace end-to-end tests; root'
+	@echo '  make bench      benchmarks, markdown table + build/bench/results.json; root'
+	@echo '  make demo       one-command demo on a namespace testbed; root'
+	@echo '  make format     clang-format the tree'
+	@echo '  make clean      remove build/'
+	@echo 'Variables: V=1 (show commands), EXTRA_DEFS=-DRM_MAX_NODES=...'
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# Every userspace object may include any skeleton: build those first.
+$(BUILD)/%.o: %.c $(HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/ringctl: $(CTL_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/ringload: $(LOAD_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BENCH_BIN): $(patsubst %.c,$(BUILD)/%.o,$(BENCH_SRCS)) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD):
+	$(Q)mkdir -p $(BUILD)
+
+# Unit and data-plane suites (cmocka), then the namespace end-to-end suite.
+test: all
+	$(Q)scripts/run-tests.sh $(BUILD)
+
+unit: all
+	$(Q)scripts/run-tests.sh --unit-only $(BUILD)
+
+e2e: all
+	$(Q)scripts/run-tests.sh --e2e-only $(BUILD)
+
+bench: all
+	$(Q)scripts/bench.sh $(BUILD)
+
+demo:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh $(BUILD)
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+.SECONDARY:

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Ringmaster: the one header shared by the BPF program and userspace.
+ *
+ * Every struct, enum, limit and map name that crosses the kernel/user
+ * boundary lives here, once. Limits are overridable at build time
+ * (make CFLAGS_EXTRA=-DRM_MAX_NODES=4096), and both sides are built from the
+ * same Makefile variables, so they cannot disagree.
+ *
+ * Byte order: fields marked "be" are network order exactly as they appear
+ * on the wire; everything else is host order. The BPF target is bpfel on
+ * little-endian hosts, so both sides read the same bytes the same way.
+ */
+#ifndef RM_COMMON_H
+#define RM_COMMON_H
+
+#ifdef __BPF__
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#include <stdint.h>
+#endif
+
+/* ---- limits (overridable) ------------------------------------------ */
+#ifndef RM_MAX_SERVICES
+#define RM_MAX_SERVICES 256 /* services per director (outer ring map) */
+#endif
+#ifndef RM_MAX_NODES
+#define RM_MAX_NODES 4096 /* node slots shared by all services */
+#endif
+#ifndef RM_MAX_NODES_PER_RING
+#define RM_MAX_NODES_PER_RING 1024 /* nodes one service's ring may hold */
+#endif
+#ifndef RM_MAX_RING_ENTRIES_LOG2
+#define RM_MAX_RING_ENTRIES_LOG2 18
+#endif
+/* vnodes in one ring; the kernel search is bounded by log2 of this + 1 */
+#define RM_MAX_RING_ENTRIES (1u << RM_MAX_RING_ENTRIES_LOG2)
+#ifndef RM_MAX_WEIGHT
+#define RM_MAX_WEIGHT 100 /* a node's weight is 1..RM_MAX_WEIGHT */
+#endif
+#ifndef RM_DEFAULT_VNODES
+#define RM_DEFAULT_VNODES 1000 /* vnodes per unit of weight, see README */
+#endif
+#ifndef RM_MAX_VNODES
+#define RM_MAX_VNODES 4096 /* vnodes per unit of weight, upper bound */
+#endif
+#define RM_NAME_MAX 32 /* node/service name incl. NUL; names are 1..31 chars */
+#define RM_IFNAME_MAX 16
+
+/* Ring index: the top RM bits of a key select a bucket holding the range
+ * of entries that can own it, so the search probes ~1-2 entries instead of
+ * log2(n). Bits chosen per ring as ceil(log2(n)) within these bounds. */
+#define RM_INDEX_BITS_MIN 1
+#define RM_INDEX_BITS_MAX RM_MAX_RING_ENTRIES_LOG2
+/* Probes a search may take: enough for the whole ring, whatever the index. */
+#define RM_SEARCH_MAX_PROBES (RM_MAX_RING_ENTRIES_LOG2 + 1)
+
+/* Total slots of a ring map: header + index + entries. */
+#define RM_RING_SLOTS(bits, n) (1u + (1u << (bits)) + (n))
+#define RM_RING_MAX_SLOTS RM_RING_SLOTS(RM_INDEX_BITS_MAX, RM_MAX_RING_ENTRIES)
+
+#define RM_DEFAULT_PIN_DIR "/sys/fs/bpf/ringmaster"
+
+/* ---- map names (pinned under the pin dir with these names) --------- */
+#define RM_MAP_SERVICES "rm_services"
+#define RM_MAP_RINGS "rm_rings"
+#define RM_MAP_NODES "rm_nodes"
+#define RM_MAP_CONFIG "rm_config"
+#define RM_MAP_SVC_META "rm_svc_meta"
+#define RM_MAP_COUNTERS "rm_counters"
+#define RM_MAP_SVC_STATS "rm_svc_stats"
+#define RM_MAP_NODE_STATS "rm_node_stats"
+#define RM_MAP_TX_PORTS "rm_tx_ports"
+#define RM_MAP_CONNS "rm_conns"
+#define RM_PROG_NAME "rm_xdp"
+
+/* ---- keyed hash seed ------------------------------------------------ */
+/* 128-bit SipHash key. Stored in rm_config; never derived from a constant
+ * in production (generated from getrandom() on first attach). */
+struct rm_seed {
+	__u64 k0;
+	__u64 k1;
+};
+
+/* ---- flow key --------------------------------------------------------- */
+/* What the flow hash consumes. IPv4 addresses sit in src[0]/dst[0] with
+ * the rest zero. In 3-tuple mode the ports are zero. No implicit padding. */
+struct rm_flow {
+	__be32 src[4]; /* be */
+	__be32 dst[4]; /* be */
+	__be16 sport;  /* be */
+	__be16 dport;  /* be */
+	__u8 proto;    /* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 family;   /* RM_FAMILY_V4 / RM_FAMILY_V6 */
+	__u8 pad[2];   /* zero */
+};
+#define RM_FAMILY_V4 4
+#define RM_FAMILY_V6 6
+
+/* ---- rm_services: HASH, rm_svc_key -> rm_svc ------------------------ */
+/* Service match. Lookup order in the data plane: exact port, then port 0
+ * (wildcard for the VIP and protocol). Non-first IP fragments carry no
+ * ports; they are looked up with port 0 and RM_SVCK_FRAG set, an entry
+ * ringctl installs for 3-tuple services only. */
+struct rm_svc_key {
+	__be32 vip[4]; /* be; IPv4 in vip[0], rest zero */
+	__be16 port;   /* be; 0 = any port */
+	__u8 proto;    /* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 flags;    /* RM_SVCK_* */
+};
+#define RM_SVCK_V6 0x1
+#define RM_SVCK_FRAG 0x2
+
+struct rm_svc {
+	__u32 id;    /* host; index into rm_rings, rm_svc_meta, rm_svc_stats */
+	__u32 flags; /* host; RM_SVC_F_* */
+};
+#define RM_SVC_F_3TUPLE 0x1 /* hash src, dst, proto only: fragment-safe */
+
+/* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_slot) ---- */
+/* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
+ * replaced whole on every change: a packet sees the old ring or the new.
+ * Layout of the inner array, all fields host order:
+ *   slot 0                  header: a = entries n, b = index bits
+ *   slot 1 + bucket         index:  a = first entry with point >= bucket
+ *                                   start, b = same for the next bucket
+ *   slot 1 + 2^bits + i     entry i: a = point, b = node id
+ * Entries are sorted by point; a key is owned by the first entry whose
+ * point is >= the key, wrapping to entry 0. */
+struct rm_slot {
+	__u32 a;
+	__u32 b;
+};
+
+/* ---- rm_nodes: ARRAY [RM_MAX_NODES] of rm_node ---------------------- */
+/* Node slots, shared by all services. The data plane reads the first
+ * block; the rest is control-plane state kept here so bpffs holds all of
+ * it. A slot is reused only with a new gen, so anything remembering
+ * (node id, gen) can tell the node it meant is gone. */
+struct rm_node {
+	__u8 mac[6];     /* node's MAC (destination of forwarded frames) */
+	__u8 src_mac[6]; /* egress interface's MAC (source) */
+	__u32 ifindex;   /* host; egress interface */
+	__u32 state;     /* host; RM_NODE_* */
+	__u32 gen;       /* host; bumped on reuse and on down */
+	/* control plane only */
+	__u32 svc_id; /* host */
+	__u32 weight; /* host; 1..RM_MAX_WEIGHT */
+	char name[RM_NAME_MAX];
+	char dev[RM_IFNAME_MAX];
+};
+enum rm_node_state {
+	RM_NODE_FREE = 0,
+	RM_NODE_ACTIVE = 1,
+	RM_NODE_DRAINING = 2, /* out of the ring, keeps its existing flows */
+	RM_NODE_DOWN = 3,     /* out of the ring, loses its flows at once */
+};
+
+/* ---- rm_svc_meta: ARRAY [RM_MAX_SERVICES] of rm_svc_meta ------------ */
+/* Control-plane record of each service; in_use = 0 marks a free slot. */
+struct rm_svc_meta {
+	char name[RM_NAME_MAX];
+	struct rm_svc_key key;
+	__u32 flags;  /* host; RM_SVC_F_* */
+	__u32 vnodes; /* host; vnodes per unit of weight */
+	__u32 in_use; /* host */
+	__u32 pad;
+};
+
+/* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */
+struct rm_config {
+	struct rm_seed seed;
+	__u32 udp_timeout_s; /* host; idle timeout of UDP connection entries */
+	__u32 flags;         /* host; RM_CFG_* */
+};
+#define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
+
+/* ---- rm_counters: PERCPU_ARRAY [RM_CNT_MAX] of __u64 ---------------- */
+#define RM_COUNTERS(X)                                                     \
+	X(RM_CNT_PASS_NOT_SERVICE, "passed-not-service")                   \
+	X(RM_CNT_PASS_EXT_LIMIT, "passed-ext-limit")                       \
+	X(RM_CNT_FWD_TX, "forwarded-tx")                                   \
+	X(RM_CNT_FWD_REDIRECT, "forwarded-redirect")                       \
+	X(RM_CNT_REDIRECT_FAILED, "redirect-failed")                       \
+	X(RM_CNT_DROP_MALFORMED, "dropped-malformed")                      \
+	X(RM_CNT_DROP_FRAGMENT, "dropped-fragment")                        \
+	X(RM_CNT_DROP_NO_NODE, "dropped-no-node")                          \
+	X(RM_CNT_ICMP_FORWARDED, "icmp-forwarded")                         \
+	X(RM_CNT_CONN_HIT, "conn-hit")                                     \
+	X(RM_CNT_CONN_MISS, "conn-miss")                                   \
+	X(RM_CNT_CONN_INSERT, "conn-insert")                               \
+	X(RM_CNT_CONN_STALE, "conn-stale")                                 \
+	X(RM_CNT_CONN_EVICTED, "conn-evicted")
+
+#define RM_COUNTER_ENUM(id, name) id,
+enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };
+#undef RM_COUNTER_ENUM
+
+/* ---- rm_svc_stats / rm_node_stats: PERCPU_ARRAY of rm_traffic ------- */
+struct rm_traffic {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#endif /* RM_COMMON_H */

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what Ringmaster needs to build, test, benchmark and demo, from
+# Debian 12 packages. Idempotent: installs only what is missing.
+set -euo pipefail
+
+pkgs=(
+	clang llvm gcc make pkg-config
+	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
+	libcmocka-dev
+	iproute2 ethtool iputils-ping
+	python3
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing ${missing[*]}; run as root (sudo make deps)" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

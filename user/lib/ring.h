@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace consistent-hash ring: build (deterministic), exact analytics,
+ * and encoding into the kernel's slot layout (struct rm_slot).
+ */
+#ifndef RM_RING_H
+#define RM_RING_H
+
+#include <stddef.h>
+#include <ringmaster/rm_common.h>
+
+/* One node as the caller describes it. id is opaque to the ring and is
+ * what the encoded ring stores per entry (live: the rm_nodes slot; offline:
+ * the node's rank by name). */
+struct rm_node_spec {
+	char name[RM_NAME_MAX];
+	__u32 weight;
+	__u32 id;
+};
+
+struct rm_ring_entry {
+	__u32 point; /* position on the 32-bit ring */
+	__u32 node;  /* index into rm_ring.nodes */
+};
+
+struct rm_ring {
+	struct rm_seed seed;
+	__u32 vnodes;             /* per unit of weight */
+	__u32 n_nodes;
+	struct rm_node_spec *nodes; /* sorted by name: canonical order */
+	__u32 n;                  /* entries */
+	struct rm_ring_entry *entries; /* sorted by (point, name, vnode) */
+};
+
+/* Keyed point of a node's vnode: SipHash-1-3 of the name zero-padded to
+ * RM_NAME_MAX bytes followed by the 4-byte little-endian vnode index. */
+__u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode);
+
+/* Build a ring. Same seed, vnodes and set of (name, weight) in any order
+ * give a byte-identical ring. 0 nodes gives an empty ring. Errors (no ring
+ * is returned): -EINVAL bad name (empty, too long, not printable) or vnodes
+ * out of 1..RM_MAX_VNODES, -EEXIST duplicate name, -ERANGE weight out of
+ * 1..RM_MAX_WEIGHT, -E2BIG too many nodes or entries, -ENOMEM. */
+int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
+		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out);
+void rm_ring_free(struct rm_ring *r);
+
+/* Exact keyspace owned by each node, in keys (sums to 2^32 when n > 0):
+ * arcs[i] belongs to r->nodes[i]. */
+void rm_ring_arcs(const struct rm_ring *r, __u64 *arcs);
+
+/* Index of a node by name in r->nodes, or -1. */
+int rm_ring_find(const struct rm_ring *r, const char *name);
+
+/* Keyspace that changes owner between two rings, by (from, to) name. */
+struct rm_move {
+	char from[RM_NAME_MAX];
+	char to[RM_NAME_MAX];
+	__u64 keys; /* exact count of 32-bit keys */
+};
+/* *moves is malloc'd (free it), sorted by keys descending then names.
+ * *moved is the total. Either ring may be empty (then everything owned
+ * moves to/from "-"). Returns 0 or -ENOMEM. */
+int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
+		 struct rm_move **moves, size_t *n_moves, __u64 *moved);
+
+/* Kernel layout. Index bits for n entries: ceil(log2(n)) clamped to
+ * [RM_INDEX_BITS_MIN, RM_INDEX_BITS_MAX]. */
+__u32 rm_ring_index_bits(__u32 n);
+/* Slots the encoded ring needs: RM_RING_SLOTS(bits, n). */
+__u32 rm_ring_nslots(const struct rm_ring *r);
+/* Encode into slots[0..nslots): entries carry r->nodes[].id.
+ * Returns 0 or -ENOSPC if nslots < rm_ring_nslots(r). */
+int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
+		   __u32 nslots);
+
+/* The kernel's search (include/ringmaster/rm_search.h) over an encoded
+ * ring in memory. Returns RM_SEARCH_OK with *id, or RM_SEARCH_EMPTY /
+ * RM_SEARCH_CORRUPT. */
+int rm_ring_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key,
+		   __u32 *id);
+
+#endif /* RM_RING_H */
