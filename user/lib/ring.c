@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Consistent-hash ring: deterministic build, exact arc analytics, and the
+ * encoding the kernel searches. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ringmaster/rm_hash.h>
+#include "ring.h"
+
+/* The kernel's search, reading an in-memory slot array. */
+struct rm_slot_view {
+	const struct rm_slot *slots;
+	__u32 nslots;
+};
+#define RM_RING_T const struct rm_slot_view *
+#define RM_RING_SLOT(v, idx) ((idx) < (v)->nslots ? &(v)->slots[(idx)] : NULL)
+#include <ringmaster/rm_search.h>
+
+__u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
+{
+	/* name zero-padded to RM_NAME_MAX bytes, then the index: 36 bytes */
+	__u64 w[RM_NAME_MAX / 8 + 1];
+
+	memset(w, 0, sizeof(w));
+	strncpy((char *)w, name, RM_NAME_MAX - 1);
+	w[RM_NAME_MAX / 8] = vnode;
+	return (__u32)rm_siphash13(seed, w, RM_NAME_MAX / 8 + 1,
+				   RM_NAME_MAX + 4);
+}
+
+static int name_ok(const char *name)
+{
+	size_t len = strnlen(name, RM_NAME_MAX);
+
+	if (len == 0 || len >= RM_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = name[i];
+
+		/* names appear in commands, JSON and save files: keep them
+		 * free of quoting trouble */
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static int spec_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct rm_node_spec *)a)->name,
+		      ((const struct rm_node_spec *)b)->name);
+}
+
+/* Sort key for entries: point, then node (nodes are in name order, so the
+ * node index is a name comparison), then vnode index: a total order that
+ * does not depend on the order nodes were given in. */
+struct build_entry {
+	__u32 point;
+	__u32 node;
+	__u32 vnode;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct build_entry *x = a, *y = b;
+
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->vnode < y->vnode ? -1 : x->vnode > y->vnode;
+}
+
+int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
+		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out)
+{
+	struct build_entry *tmp = NULL;
+	struct rm_ring r = {0};
+	__u64 total = 0;
+	__u32 i, v, k = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (vnodes == 0 || vnodes > RM_MAX_VNODES)
+		return -EINVAL;
+	if (n_nodes > RM_MAX_NODES_PER_RING)
+		return -E2BIG;
+	for (i = 0; i < n_nodes; i++) {
+		if (!name_ok(nodes[i].name))
+			return -EINVAL;
+		if (nodes[i].weight == 0 || nodes[i].weight > RM_MAX_WEIGHT)
+			return -ERANGE;
+		total += (__u64)nodes[i].weight * vnodes;
+	}
+	if (total > RM_MAX_RING_ENTRIES)
+		return -E2BIG;
+
+	r.seed = *seed;
+	r.vnodes = vnodes;
+	r.n_nodes = n_nodes;
+	r.n = (__u32)total;
+	r.nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*r.nodes));
+	r.entries = calloc(total ? total : 1, sizeof(*r.entries));
+	tmp = calloc(total ? total : 1, sizeof(*tmp));
+	err = -ENOMEM;
+	if (!r.nodes || !r.entries || !tmp)
+		goto fail;
+
+	memcpy(r.nodes, nodes, n_nodes * sizeof(*nodes));
+	for (i = 0; i < n_nodes; i++) /* no stray bytes past the NUL */
+		strncpy(r.nodes[i].name, nodes[i].name, RM_NAME_MAX);
+	qsort(r.nodes, n_nodes, sizeof(*r.nodes), spec_by_name);
+	err = -EEXIST;
+	for (i = 1; i < n_nodes; i++)
+		if (!strcmp(r.nodes[i - 1].name, r.nodes[i].name))
+			goto fail;
+
+	for (i = 0; i < n_nodes; i++)
+		for (v = 0; v < r.nodes[i].weight * vnodes; v++) {
+			tmp[k].point = rm_vnode_point(seed, r.nodes[i].name, v);
+			tmp[k].node = i;
+			tmp[k].vnode = v;
+			k++;
+		}
+	qsort(tmp, r.n, sizeof(*tmp), entry_cmp);
+	for (i = 0; i < r.n; i++) {
+		r.entries[i].point = tmp[i].point;
+		r.entries[i].node = tmp[i].node;
+	}
+	free(tmp);
+	*out = r;
+	return 0;
+fail:
+	free(tmp);
+	rm_ring_free(&r);
+	return err;
+}
+
+void rm_ring_free(struct rm_ring *r)
+{
+	free(r->nodes);
+	free(r->entries);
+	memset(r, 0, sizeof(*r));
+}
+
+int rm_ring_find(const struct rm_ring *r, const char *name)
+{
+	for (__u32 i = 0; i < r->n_nodes; i++)
+		if (!strcmp(r->nodes[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Entry i owns (point[i-1], point[i]]; entry 0 also owns everything after
+ * the last point, wrapping around. */
+void rm_ring_arcs(const struct rm_ring *r, __u64 *arcs)
+{
+	memset(arcs, 0, r->n_nodes * sizeof(*arcs));
+	if (r->n == 0)
+		return;
+	arcs[r->entries[0].node] +=
+		(__u64)r->entries[0].point + 1 +
+		((1ULL << 32) - 1 - r->entries[r->n - 1].point);
+	for (__u32 i = 1; i < r->n; i++)
+		arcs[r->entries[i].node] +=
+			r->entries[i].point - r->entries[i - 1].point;
+}
+
+/* Owner name of key range ending at boundary b: the first entry whose
+ * point >= b, found by the cursor that the sweep advances monotonically. */
+static const char *owner_at(const struct rm_ring *r, __u32 *cursor, __u64 key)
+{
+	if (r->n == 0)
+		return "-";
+	while (*cursor < r->n && r->entries[*cursor].point < key)
+		(*cursor)++;
+	return r->nodes[r->entries[*cursor < r->n ? *cursor : 0].node].name;
+}
+
+static int move_cmp(const void *a, const void *b)
+{
+	const struct rm_move *x = a, *y = b;
+	int c;
+
+	if (x->keys != y->keys)
+		return x->keys > y->keys ? -1 : 1;
+	c = strcmp(x->from, y->from);
+	return c ? c : strcmp(x->to, y->to);
+}
+
+static int add_move(struct rm_move **moves, size_t *n, size_t *cap,
+		    const char *from, const char *to, __u64 keys)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*moves)[i].from, from) &&
+		    !strcmp((*moves)[i].to, to)) {
+			(*moves)[i].keys += keys;
+			return 0;
+		}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct rm_move *m = realloc(*moves, ncap * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		*moves = m;
+		*cap = ncap;
+	}
+	memset(&(*moves)[*n], 0, sizeof(**moves));
+	snprintf((*moves)[*n].from, RM_NAME_MAX, "%s", from);
+	snprintf((*moves)[*n].to, RM_NAME_MAX, "%s", to);
+	(*moves)[*n].keys = keys;
+	(*n)++;
+	return 0;
+}
+
+/* Sweep the union of both rings' points: between consecutive boundaries
+ * each ring has one owner, so comparing owners per elementary interval
+ * gives the exact moved keyspace. */
+int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
+		 struct rm_move **moves, size_t *n_moves, __u64 *moved)
+{
+	__u32 ia = 0, ib = 0, ca = 0, cb = 0;
+	size_t n = 0, cap = 0;
+	__u64 start = 0, total = 0;
+	int err = 0;
+
+	*moves = NULL;
+	*n_moves = 0;
+	*moved = 0;
+	while (start < (1ULL << 32)) {
+		/* the interval [start, end] ends at the next point of either
+		 * ring, or at the top of the keyspace */
+		__u64 end = (1ULL << 32) - 1;
+		const char *oa, *ob;
+
+		while (ia < from->n && from->entries[ia].point < start)
+			ia++;
+		while (ib < to->n && to->entries[ib].point < start)
+			ib++;
+		if (ia < from->n && from->entries[ia].point < end)
+			end = from->entries[ia].point;
+		if (ib < to->n && to->entries[ib].point < end)
+			end = to->entries[ib].point;
+		oa = owner_at(from, &ca, start);
+		ob = owner_at(to, &cb, start);
+		if (strcmp(oa, ob)) {
+			err = add_move(moves, &n, &cap, oa, ob,
+				       end - start + 1);
+			if (err)
+				goto fail;
+			total += end - start + 1;
+		}
+		start = end + 1;
+	}
+	if (n)
+		qsort(*moves, n, sizeof(**moves), move_cmp);
+	*n_moves = n;
+	*moved = total;
+	return 0;
+fail:
+	free(*moves);
+	*moves = NULL;
+	return err;
+}
+
+__u32 rm_ring_index_bits(__u32 n)
+{
+	__u32 bits = RM_INDEX_BITS_MIN;
+
+	while (bits < RM_INDEX_BITS_MAX && (1u << bits) < n)
+		bits++;
+	return bits;
+}
+
+__u32 rm_ring_nslots(const struct rm_ring *r)
+{
+	return RM_RING_SLOTS(rm_ring_index_bits(r->n), r->n);
+}
+
+int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
+		   __u32 nslots)
+{
+	__u32 bits = rm_ring_index_bits(r->n);
+	__u32 nb = 1u << bits, shift = 32 - bits, base = 1 + nb, i, b;
+
+	if (nslots < rm_ring_nslots(r))
+		return -ENOSPC;
+	memset(slots, 0, (size_t)nslots * sizeof(*slots));
+	slots[0].a = r->n;
+	slots[0].b = bits;
+	/* bucket b: [first entry >= b << shift, first entry >= (b+1) << shift) */
+	i = 0;
+	for (b = 0; b < nb; b++) {
+		__u64 next = (__u64)(b + 1) << shift;
+
+		slots[1 + b].a = i;
+		while (i < r->n && r->entries[i].point < next)
+			i++;
+		slots[1 + b].b = i;
+	}
+	for (i = 0; i < r->n; i++) {
+		slots[base + i].a = r->entries[i].point;
+		slots[base + i].b = r->nodes[r->entries[i].node].id;
+	}
+	return 0;
+}
+
+int rm_ring_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key,
+		   __u32 *id)
+{
+	struct rm_slot_view v = {.slots = slots, .nslots = nslots};
+
+	return rm_ring_search(&v, key, id);
+}
