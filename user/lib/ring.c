@@ -7,6 +7,7 @@
 #include <string.h>
 #include <ringmaster/rm_hash.h>
 #include "ring.h"
+#include "util.h"
 
 /* The kernel's search, reading an in-memory slot array. */
 struct rm_slot_view {
@@ -27,25 +28,6 @@ __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
 	w[RM_NAME_MAX / 8] = vnode;
 	return (__u32)rm_siphash13(seed, w, RM_NAME_MAX / 8 + 1,
 				   RM_NAME_MAX + 4);
-}
-
-static int name_ok(const char *name)
-{
-	size_t len = strnlen(name, RM_NAME_MAX);
-
-	if (len == 0 || len >= RM_NAME_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = name[i];
-
-		/* names appear in commands, JSON and save files: keep them
-		 * free of quoting trouble */
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		      c == '.'))
-			return 0;
-	}
-	return 1;
 }
 
 static int spec_by_name(const void *a, const void *b)
@@ -89,7 +71,7 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 	if (n_nodes > RM_MAX_NODES_PER_RING)
 		return -E2BIG;
 	for (i = 0; i < n_nodes; i++) {
-		if (!name_ok(nodes[i].name))
+		if (!rm_name_valid(nodes[i].name))
 			return -EINVAL;
 		if (nodes[i].weight == 0 || nodes[i].weight > RM_MAX_WEIGHT)
 			return -ERANGE;

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = (__u32)v;
+	return 0;
+}
+
+bool rm_name_valid(const char *name)
+{
+	size_t len = strnlen(name, RM_NAME_MAX);
+
+	if (len == 0 || len >= RM_NAME_MAX)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
+int rm_parse_nodes(const char *s, struct rm_node_spec **specs, __u32 *n)
+{
+	struct rm_node_spec *out = NULL;
+	char *dup = NULL, *tok, *save = NULL;
+	__u32 count = 1, i = 0;
+	int err = -EINVAL;
+
+	*specs = NULL;
+	*n = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++)
+		count += *p == ',';
+	dup = strdup(s);
+	out = calloc(count, sizeof(*out));
+	if (!dup || !out) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* strtok would merge empty fields; "a,,b" must be an error */
+	for (tok = dup; tok; tok = save) {
+		char *colon;
+
+		save = strchr(tok, ',');
+		if (save)
+			*save++ = '\0';
+		colon = strchr(tok, ':');
+		out[i].weight = 1;
+		if (colon) {
+			*colon = '\0';
+			err = rm_parse_u32(colon + 1, 1, RM_MAX_WEIGHT,
+					   &out[i].weight);
+			if (err)
+				goto fail;
+		}
+		err = -EINVAL;
+		if (!rm_name_valid(tok))
+			goto fail;
+		snprintf(out[i].name, RM_NAME_MAX, "%s", tok);
+		out[i].id = i;
+		i++;
+	}
+	free(dup);
+	*specs = out;
+	*n = i;
+	return 0;
+fail:
+	free(dup);
+	free(out);
+	return err;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The seed text is the 16 key bytes in order (SipHash's k as bytes),
+ * k0 = bytes 0..7 little-endian, k1 = bytes 8..15. */
+int rm_parse_seed(const char *s, struct rm_seed *seed)
+{
+	__u8 b[16];
+
+	if (!s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (strlen(s) != 32)
+		return -EINVAL;
+	for (int i = 0; i < 16; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		b[i] = (__u8)(hi << 4 | lo);
+	}
+	seed->k0 = seed->k1 = 0;
+	for (int i = 7; i >= 0; i--) {
+		seed->k0 = seed->k0 << 8 | b[i];
+		seed->k1 = seed->k1 << 8 | b[8 + i];
+	}
+	return 0;
+}
+
+void rm_format_seed(const struct rm_seed *seed, char out[33])
+{
+	for (int i = 0; i < 8; i++) {
+		sprintf(out + 2 * i, "%02x", (unsigned)(seed->k0 >> (8 * i)) & 0xff);
+		sprintf(out + 16 + 2 * i, "%02x",
+			(unsigned)(seed->k1 >> (8 * i)) & 0xff);
+	}
+	out[32] = '\0';
+}
+
+int rm_parse_addr(const char *s, __be32 addr[4], __u8 *family)
+{
+	memset(addr, 0, 16);
+	if (!s)
+		return -EINVAL;
+	if (inet_pton(AF_INET, s, addr) == 1) {
+		*family = RM_FAMILY_V4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr) == 1) {
+		*family = RM_FAMILY_V6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void rm_format_addr(const __be32 addr[4], __u8 family, char *out, size_t len)
+{
+	if (!inet_ntop(family == RM_FAMILY_V4 ? AF_INET : AF_INET6, addr, out,
+		       (socklen_t)len))
+		snprintf(out, len, "?");
+}
+
+int rm_parse_mac(const char *s, __u8 mac[6])
+{
+	unsigned int v[6];
+	char tail;
+
+	if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2],
+			 &v[3], &v[4], &v[5], &tail) != 6 ||
+	    strlen(s) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (__u8)v[i];
+	return 0;
+}
+
+void rm_format_mac(const __u8 mac[6], char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+		 mac[2], mac[3], mac[4], mac[5]);
+}
+
+int rm_parse_proto(const char *s, __u8 *proto)
+{
+	if (s && !strcmp(s, "tcp"))
+		*proto = IPPROTO_TCP;
+	else if (s && !strcmp(s, "udp"))
+		*proto = IPPROTO_UDP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *rm_proto_name(__u8 proto)
+{
+	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "?";
+}
+
+void rm_bar(char *out, size_t len, double frac, double max_frac, int width)
+{
+	int cells = max_frac > 0 ? (int)(frac / max_frac * width + 0.5) : 0;
+	size_t i;
+
+	if (cells > width)
+		cells = width;
+	for (i = 0; i + 1 < len && (int)i < cells; i++)
+		out[i] = '#';
+	out[i] = '\0';
+}

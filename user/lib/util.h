@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Parsing and formatting shared by ringctl, ringload and the tests. */
+#ifndef RM_UTIL_H
+#define RM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <ringmaster/rm_common.h>
+#include "ring.h"
+
+/* Exit codes of every tool. */
+#define RM_EXIT_OK 0
+#define RM_EXIT_RUNTIME 1
+#define RM_EXIT_USAGE 2
+
+/* Strict unsigned parse of the whole string within [min, max]. */
+int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out);
+/* "a,b:2,c" -> specs (weight after ':' defaults to 1; ids = position).
+ * *specs is malloc'd. -EINVAL on syntax, -ERANGE on weight. */
+int rm_parse_nodes(const char *s, struct rm_node_spec **specs, __u32 *n);
+/* 32 hex digits (128 bits) -> seed; also accepts a 0x prefix. */
+int rm_parse_seed(const char *s, struct rm_seed *seed);
+void rm_format_seed(const struct rm_seed *seed, char out[33]);
+/* IPv4 or IPv6 text -> be words, family RM_FAMILY_V4/V6. */
+int rm_parse_addr(const char *s, __be32 addr[4], __u8 *family);
+void rm_format_addr(const __be32 addr[4], __u8 family, char *out, size_t len);
+int rm_parse_mac(const char *s, __u8 mac[6]);
+void rm_format_mac(const __u8 mac[6], char out[18]);
+/* "tcp" / "udp" -> IPPROTO_*. */
+int rm_parse_proto(const char *s, __u8 *proto);
+const char *rm_proto_name(__u8 proto);
+/* A text bar of width cells for fraction/max_fraction. */
+void rm_bar(char *out, size_t len, double frac, double max_frac, int width);
+/* Does the name obey the ring's name rules (1..31 of [A-Za-z0-9._-])? */
+bool rm_name_valid(const char *name);
+
+#endif
