@@ -32,7 +32,7 @@
 #define RM_MAX_NODES_PER_RING 1024 /* nodes one service's ring may hold */
 #endif
 #ifndef RM_MAX_RING_ENTRIES_LOG2
-#define RM_MAX_RING_ENTRIES_LOG2 18
+#define RM_MAX_RING_ENTRIES_LOG2 20
 #endif
 /* vnodes in one ring; the kernel search is bounded by log2 of this + 1 */
 #define RM_MAX_RING_ENTRIES (1u << RM_MAX_RING_ENTRIES_LOG2)

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Packet parsing for the data plane: a cursor over the frame and one
+ * bounds-checked parser per header. Parsers fill struct rm_pkt with the
+ * flow in its original (client -> VIP) direction and return RM_PARSE_*.
+ *
+ * Every read is preceded by two checks: against data_end, which is what
+ * the verifier needs, and against cursor.left, the bytes the enclosing IP
+ * header says are there, so a header that runs into Ethernet padding or
+ * past a short IP length is malformed even when the frame is long enough.
+ */
+#ifndef RM_BPF_PARSE_H
+#define RM_BPF_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include <ringmaster/rm_common.h>
+
+#define RM_VLAN_MAX 2     /* 802.1ad outer + 802.1Q inner */
+#define RM_IPV6_EXT_MAX 8 /* extension headers walked before giving up */
+
+#define RM_IP_MF 0x2000
+#define RM_IP_OFFSET 0x1fff
+#define RM_IP6_FRAG_OFFSET 0xfff8
+
+enum rm_parse {
+	RM_PARSE_OK = 0,      /* pkt holds a TCP/UDP flow (maybe quoted) */
+	RM_PARSE_NOT_SERVICE, /* nothing the balancer handles: pass */
+	RM_PARSE_MALFORMED,   /* truncated or inconsistent: drop */
+	RM_PARSE_EXT_LIMIT,   /* IPv6 chain longer than RM_IPV6_EXT_MAX: pass */
+};
+
+enum rm_frag {
+	RM_FRAG_NONE = 0,
+	RM_FRAG_FIRST, /* offset 0, more fragments: ports present */
+	RM_FRAG_LATER, /* offset != 0: no ports */
+};
+
+struct rm_pkt {
+	struct rm_flow flow; /* client -> VIP, ICMP quotes already reversed */
+	__u8 frag;           /* RM_FRAG_* */
+	__u8 icmp;           /* 1: an ICMP error quoting flow */
+};
+
+struct rm_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+struct rm_ip6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in 8-byte units << 3 | M flag */
+	__be32 id;
+};
+
+/* First 8 bytes of TCP or UDP: all an ICMP error is sure to quote. */
+struct rm_l4_quote {
+	__be16 sport;
+	__be16 dport;
+	__be32 rest;
+};
+
+struct rm_cursor {
+	void *pos;
+	void *end;  /* data_end */
+	__u32 left; /* bytes the innermost IP length still allows */
+};
+
+/* Step over len bytes; the start of them, or NULL if they are not all in
+ * the frame and within the IP length. len may be a bounded variable. */
+static __always_inline void *rm_take(struct rm_cursor *c, __u32 len)
+{
+	void *p = c->pos;
+
+	if (len > c->left)
+		return NULL;
+	if (p + len > c->end)
+		return NULL;
+	c->pos = p + len;
+	c->left -= len;
+	return p;
+}
+
+#define rm_take_hdr(c, type) ((type *)rm_take(c, sizeof(type)))
+
+static __always_inline int rm_is_ipv6_ext(__u8 nh)
+{
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING ||
+	       nh == IPPROTO_DSTOPTS || nh == IPPROTO_FRAGMENT;
+}
+
+/* Walk the IPv6 extension headers after the fixed header. On
+ * RM_PARSE_OK *nh is the upper-layer protocol and *frag is set; a
+ * non-first fragment stops the walk, its upper layer being out of reach. */
+static __always_inline int rm_parse_ipv6_ext(struct rm_cursor *c, __u8 *nh,
+					     __u8 *frag)
+{
+	__u8 next = *nh;
+	int i;
+
+	*frag = RM_FRAG_NONE;
+	for (i = 0; i < RM_IPV6_EXT_MAX; i++) {
+		if (next == IPPROTO_FRAGMENT) {
+			struct rm_ip6_frag_hdr *fh;
+			__u16 off;
+
+			fh = rm_take_hdr(c, struct rm_ip6_frag_hdr);
+			if (!fh)
+				return RM_PARSE_MALFORMED;
+			off = bpf_ntohs(fh->frag_off);
+			next = fh->nexthdr;
+			if (off & RM_IP6_FRAG_OFFSET) {
+				*frag = RM_FRAG_LATER;
+				*nh = next;
+				return RM_PARSE_OK;
+			}
+			/* M clear at offset 0 is an atomic fragment
+			 * (RFC 6946): the whole packet, ports and all */
+			if (off & 1)
+				*frag = RM_FRAG_FIRST;
+		} else if (rm_is_ipv6_ext(next)) {
+			struct ipv6_opt_hdr *oh;
+
+			/* hop-by-hop, routing, destination options:
+			 * (hdrlen + 1) * 8 bytes, first two are next/len */
+			oh = rm_take_hdr(c, struct ipv6_opt_hdr);
+			if (!oh)
+				return RM_PARSE_MALFORMED;
+			next = oh->nexthdr;
+			if (!rm_take(c, (__u32)oh->hdrlen * 8 + 6))
+				return RM_PARSE_MALFORMED;
+		} else {
+			break;
+		}
+	}
+	if (rm_is_ipv6_ext(next))
+		return RM_PARSE_EXT_LIMIT;
+	*nh = next;
+	return RM_PARSE_OK;
+}
+
+static __always_inline void rm_copy6(__be32 *dst, const struct in6_addr *a)
+{
+	dst[0] = a->in6_u.u6_addr32[0];
+	dst[1] = a->in6_u.u6_addr32[1];
+	dst[2] = a->in6_u.u6_addr32[2];
+	dst[3] = a->in6_u.u6_addr32[3];
+}
+
+/* IPv4 header with options; the cursor ends past it. */
+static __always_inline struct iphdr *rm_parse_ipv4_hdr(struct rm_cursor *c)
+{
+	struct iphdr *iph = rm_take_hdr(c, struct iphdr);
+
+	if (!iph || iph->version != 4 || iph->ihl < 5)
+		return NULL;
+	/* options: 0..40 bytes */
+	if (!rm_take(c, ((__u32)iph->ihl - 5) * 4))
+		return NULL;
+	return iph;
+}
+
+static __always_inline __u8 rm_ipv4_frag(const struct iphdr *iph)
+{
+	__u16 off = bpf_ntohs(iph->frag_off);
+
+	if (off & RM_IP_OFFSET)
+		return RM_FRAG_LATER;
+	if (off & RM_IP_MF)
+		return RM_FRAG_FIRST;
+	return RM_FRAG_NONE;
+}
+
+/* The quote of an ICMP error: the IP header of a packet the VIP sent to
+ * the client and the first 8 bytes of its L4 header. Store the flow
+ * reversed, as the client sends it, so it hashes to the same owner. */
+static __always_inline int rm_parse_quote(struct rm_cursor *c,
+					  struct rm_pkt *pkt, int v6)
+{
+	struct rm_flow *f = &pkt->flow;
+	struct rm_l4_quote *q;
+	__u8 proto;
+	int rc;
+
+	if (v6) {
+		struct ipv6hdr *ip6h = rm_take_hdr(c, struct ipv6hdr);
+
+		if (!ip6h || ip6h->version != 6)
+			return RM_PARSE_MALFORMED;
+		proto = ip6h->nexthdr;
+		rc = rm_parse_ipv6_ext(c, &proto, &pkt->frag);
+		if (rc != RM_PARSE_OK)
+			return rc;
+		rm_copy6(f->src, &ip6h->daddr);
+		rm_copy6(f->dst, &ip6h->saddr);
+	} else {
+		struct iphdr *iph = rm_parse_ipv4_hdr(c);
+
+		if (!iph)
+			return RM_PARSE_MALFORMED;
+		proto = iph->protocol;
+		pkt->frag = rm_ipv4_frag(iph);
+		f->src[0] = iph->daddr;
+		f->dst[0] = iph->saddr;
+	}
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return RM_PARSE_NOT_SERVICE;
+	f->proto = proto;
+	pkt->icmp = 1;
+	if (pkt->frag == RM_FRAG_LATER)
+		return RM_PARSE_OK;
+	/* a quoted first fragment carries its ports: route it as a whole
+	 * packet, whichever hash mode the service uses */
+	pkt->frag = RM_FRAG_NONE;
+	q = rm_take_hdr(c, struct rm_l4_quote);
+	if (!q)
+		return RM_PARSE_MALFORMED;
+	f->sport = q->dport;
+	f->dport = q->sport;
+	return RM_PARSE_OK;
+}
+
+static __always_inline int rm_parse_icmp4(struct rm_cursor *c,
+					  struct rm_pkt *pkt)
+{
+	struct icmphdr *ih = rm_take_hdr(c, struct icmphdr);
+
+	if (!ih)
+		return RM_PARSE_MALFORMED;
+	if (ih->type != ICMP_DEST_UNREACH && ih->type != ICMP_TIME_EXCEEDED)
+		return RM_PARSE_NOT_SERVICE;
+	return rm_parse_quote(c, pkt, 0);
+}
+
+static __always_inline int rm_parse_icmp6(struct rm_cursor *c,
+					  struct rm_pkt *pkt)
+{
+	struct icmp6hdr *ih = rm_take_hdr(c, struct icmp6hdr);
+
+	if (!ih)
+		return RM_PARSE_MALFORMED;
+	if (ih->icmp6_type != ICMPV6_DEST_UNREACH &&
+	    ih->icmp6_type != ICMPV6_PKT_TOOBIG &&
+	    ih->icmp6_type != ICMPV6_TIME_EXCEED)
+		return RM_PARSE_NOT_SERVICE;
+	return rm_parse_quote(c, pkt, 1);
+}
+
+/* Upper layer of the outer packet. pkt->frag is already set. */
+static __always_inline int rm_parse_l4(struct rm_cursor *c, struct rm_pkt *pkt,
+				       __u8 proto)
+{
+	struct rm_flow *f = &pkt->flow;
+
+	if (proto == IPPROTO_TCP) {
+		struct tcphdr *th;
+
+		f->proto = proto;
+		if (pkt->frag == RM_FRAG_LATER)
+			return RM_PARSE_OK;
+		th = rm_take_hdr(c, struct tcphdr);
+		if (!th || th->doff < 5)
+			return RM_PARSE_MALFORMED;
+		f->sport = th->source;
+		f->dport = th->dest;
+		return RM_PARSE_OK;
+	}
+	if (proto == IPPROTO_UDP) {
+		struct udphdr *uh;
+
+		f->proto = proto;
+		if (pkt->frag == RM_FRAG_LATER)
+			return RM_PARSE_OK;
+		uh = rm_take_hdr(c, struct udphdr);
+		if (!uh)
+			return RM_PARSE_MALFORMED;
+		f->sport = uh->source;
+		f->dport = uh->dest;
+		return RM_PARSE_OK;
+	}
+	/* a fragmented ICMP error is not worth reassembling in XDP */
+	if (pkt->frag != RM_FRAG_NONE)
+		return RM_PARSE_NOT_SERVICE;
+	if (proto == IPPROTO_ICMP && f->family == RM_FAMILY_V4)
+		return rm_parse_icmp4(c, pkt);
+	if (proto == IPPROTO_ICMPV6 && f->family == RM_FAMILY_V6)
+		return rm_parse_icmp6(c, pkt);
+	return RM_PARSE_NOT_SERVICE;
+}
+
+static __always_inline int rm_parse_ipv4(struct rm_cursor *c,
+					 struct rm_pkt *pkt)
+{
+	struct iphdr *iph;
+	__u32 avail = c->left, hlen, tot;
+
+	iph = rm_parse_ipv4_hdr(c);
+	if (!iph)
+		return RM_PARSE_MALFORMED;
+	hlen = (__u32)iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
+	/* the frame may be longer (Ethernet padding), never shorter */
+	if (tot < hlen || tot > avail)
+		return RM_PARSE_MALFORMED;
+	c->left = tot - hlen;
+
+	pkt->flow.family = RM_FAMILY_V4;
+	pkt->flow.src[0] = iph->saddr;
+	pkt->flow.dst[0] = iph->daddr;
+	pkt->frag = rm_ipv4_frag(iph);
+	return rm_parse_l4(c, pkt, iph->protocol);
+}
+
+static __always_inline int rm_parse_ipv6(struct rm_cursor *c,
+					 struct rm_pkt *pkt)
+{
+	struct ipv6hdr *ip6h;
+	__u32 plen;
+	__u8 nh;
+	int rc;
+
+	ip6h = rm_take_hdr(c, struct ipv6hdr);
+	if (!ip6h || ip6h->version != 6)
+		return RM_PARSE_MALFORMED;
+	/* a zero length would mean a jumbogram, which needs an MTU no
+	 * Ethernet has: it is treated as an empty payload */
+	plen = bpf_ntohs(ip6h->payload_len);
+	if (plen > c->left)
+		return RM_PARSE_MALFORMED;
+	c->left = plen;
+
+	pkt->flow.family = RM_FAMILY_V6;
+	rm_copy6(pkt->flow.src, &ip6h->saddr);
+	rm_copy6(pkt->flow.dst, &ip6h->daddr);
+	nh = ip6h->nexthdr;
+	rc = rm_parse_ipv6_ext(c, &nh, &pkt->frag);
+	if (rc != RM_PARSE_OK)
+		return rc;
+	return rm_parse_l4(c, pkt, nh);
+}
+
+/* Ethernet, up to RM_VLAN_MAX tags, then IP. VLAN tags stay in the frame:
+ * forwarding is L2 DSR on the same segment. */
+static __always_inline int rm_parse(struct xdp_md *ctx, struct rm_pkt *pkt)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct rm_cursor c = {
+		.pos = data,
+		.end = data_end,
+		.left = ctx->data_end - ctx->data,
+	};
+	struct ethhdr *eth;
+	__be16 proto;
+	int i;
+
+	eth = rm_take_hdr(&c, struct ethhdr);
+	if (!eth)
+		return RM_PARSE_MALFORMED;
+	proto = eth->h_proto;
+	for (i = 0; i < RM_VLAN_MAX; i++) {
+		struct rm_vlan_hdr *vh;
+
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		vh = rm_take_hdr(&c, struct rm_vlan_hdr);
+		if (!vh)
+			return RM_PARSE_MALFORMED;
+		proto = vh->encap_proto;
+	}
+	if (proto == bpf_htons(ETH_P_IP))
+		return rm_parse_ipv4(&c, pkt);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return rm_parse_ipv6(&c, pkt);
+	return RM_PARSE_NOT_SERVICE;
+}
+
+#endif /* RM_BPF_PARSE_H */
