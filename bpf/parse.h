@@ -26,7 +26,7 @@
 
 #include <ringmaster/rm_common.h>
 
-#define RM_VLAN_MAX 2     /* 802.1ad outer + 802.1Q inner */
+#define RM_VLAN_MAX 2	  /* 802.1ad outer + 802.1Q inner */
 #define RM_IPV6_EXT_MAX 8 /* extension headers walked before giving up */
 
 #define RM_IP_MF 0x2000
@@ -48,8 +48,9 @@ enum rm_frag {
 
 struct rm_pkt {
 	struct rm_flow flow; /* client -> VIP, ICMP quotes already reversed */
-	__u8 frag;           /* RM_FRAG_* */
-	__u8 icmp;           /* 1: an ICMP error quoting flow */
+	__u8 frag;	     /* RM_FRAG_* */
+	__u8 icmp;	     /* 1: an ICMP error quoting flow */
+	__u8 pad[2];
 };
 
 struct rm_vlan_hdr {
@@ -71,11 +72,32 @@ struct rm_l4_quote {
 	__be32 rest;
 };
 
+/* Offsets handed between parsers stay below this, which keeps every
+ * packet pointer derived from them within the verifier's packet range;
+ * no frame an XDP program sees in one buffer is longer. */
+#define RM_MAX_HDR_OFF 0x7fff
+
 struct rm_cursor {
 	void *pos;
 	void *end;  /* data_end */
+	__u32 off;  /* of pos from the frame start */
 	__u32 left; /* bytes the innermost IP length still allows */
 };
+
+/* A cursor at off, with left bytes allowed; false if off is out of range.
+ * Offsets are 64-bit here: a 32-bit one gets zero-extended after the
+ * range check, into a register the verifier knows no bound for. */
+static __always_inline int rm_cursor_at(struct rm_cursor *c, struct xdp_md *ctx,
+					__u64 off, __u32 left)
+{
+	if (off > RM_MAX_HDR_OFF)
+		return 0;
+	c->pos = (void *)(long)ctx->data + off;
+	c->end = (void *)(long)ctx->data_end;
+	c->off = off;
+	c->left = left;
+	return 1;
+}
 
 /* Step over len bytes; the start of them, or NULL if they are not all in
  * the frame and within the IP length. len may be a bounded variable. */
@@ -88,6 +110,7 @@ static __always_inline void *rm_take(struct rm_cursor *c, __u32 len)
 	if (p + len > c->end)
 		return NULL;
 	c->pos = p + len;
+	c->off += len;
 	c->left -= len;
 	return p;
 }
@@ -100,53 +123,72 @@ static __always_inline int rm_is_ipv6_ext(__u8 nh)
 	       nh == IPPROTO_DSTOPTS || nh == IPPROTO_FRAGMENT;
 }
 
-/* Walk the IPv6 extension headers after the fixed header. On
- * RM_PARSE_OK *nh is the upper-layer protocol and *frag is set; a
- * non-first fragment stops the walk, its upper layer being out of reach. */
-static __always_inline int rm_parse_ipv6_ext(struct rm_cursor *c, __u8 *nh,
-					     __u8 *frag)
+/* The parsers below that are not static are BPF global functions: the
+ * verifier checks each once, on its own, instead of once for every path
+ * that reaches it. Without that the IPv6 walk times the quoted IPv6 walk
+ * times the ring search exceeds the verifier's budget. They take offsets,
+ * not packet pointers, which global functions cannot receive. This header
+ * is included by the one .bpf.c file only. */
+
+/* IPv6 extension header walk, in and out. */
+struct rm_walk {
+	__u32 off;  /* in: first header after the fixed one; out: upper layer */
+	__u32 left; /* in/out: payload bytes from off */
+	__u8 nh;    /* in: fixed header's next header; out: upper layer */
+	__u8 frag;  /* out: RM_FRAG_* */
+	__u8 pad[2];
+};
+
+/* Walk at most RM_IPV6_EXT_MAX extension headers. A non-first fragment
+ * stops the walk: its upper layer is out of reach. */
+__noinline int rm_parse_ipv6_ext(struct xdp_md *ctx, struct rm_walk *w)
 {
-	__u8 next = *nh;
+	struct rm_cursor c;
+	__u8 next;
 	int i;
 
-	*frag = RM_FRAG_NONE;
+	if (!w || !rm_cursor_at(&c, ctx, w->off, w->left))
+		return RM_PARSE_MALFORMED;
+	next = w->nh;
+	w->frag = RM_FRAG_NONE;
 	for (i = 0; i < RM_IPV6_EXT_MAX; i++) {
 		if (next == IPPROTO_FRAGMENT) {
 			struct rm_ip6_frag_hdr *fh;
 			__u16 off;
 
-			fh = rm_take_hdr(c, struct rm_ip6_frag_hdr);
+			fh = rm_take_hdr(&c, struct rm_ip6_frag_hdr);
 			if (!fh)
 				return RM_PARSE_MALFORMED;
 			off = bpf_ntohs(fh->frag_off);
 			next = fh->nexthdr;
 			if (off & RM_IP6_FRAG_OFFSET) {
-				*frag = RM_FRAG_LATER;
-				*nh = next;
-				return RM_PARSE_OK;
+				w->frag = RM_FRAG_LATER;
+				break;
 			}
 			/* M clear at offset 0 is an atomic fragment
 			 * (RFC 6946): the whole packet, ports and all */
 			if (off & 1)
-				*frag = RM_FRAG_FIRST;
+				w->frag = RM_FRAG_FIRST;
 		} else if (rm_is_ipv6_ext(next)) {
 			struct ipv6_opt_hdr *oh;
 
 			/* hop-by-hop, routing, destination options:
-			 * (hdrlen + 1) * 8 bytes, first two are next/len */
-			oh = rm_take_hdr(c, struct ipv6_opt_hdr);
+			 * (hdrlen + 1) * 8 bytes, the first two next/len */
+			oh = rm_take_hdr(&c, struct ipv6_opt_hdr);
 			if (!oh)
 				return RM_PARSE_MALFORMED;
 			next = oh->nexthdr;
-			if (!rm_take(c, (__u32)oh->hdrlen * 8 + 6))
+			if (!rm_take(&c, (__u32)oh->hdrlen * 8 + 6))
 				return RM_PARSE_MALFORMED;
 		} else {
 			break;
 		}
 	}
-	if (rm_is_ipv6_ext(next))
+	if (w->frag != RM_FRAG_LATER && rm_is_ipv6_ext(next))
 		return RM_PARSE_EXT_LIMIT;
-	*nh = next;
+	w->off = c.off;
+	w->left = c.left;
+	w->nh = next;
 	return RM_PARSE_OK;
 }
 
@@ -182,84 +224,94 @@ static __always_inline __u8 rm_ipv4_frag(const struct iphdr *iph)
 	return RM_FRAG_NONE;
 }
 
-/* The quote of an ICMP error: the IP header of a packet the VIP sent to
- * the client and the first 8 bytes of its L4 header. Store the flow
- * reversed, as the client sends it, so it hashes to the same owner. */
-static __always_inline int rm_parse_quote(struct rm_cursor *c,
-					  struct rm_pkt *pkt, int v6)
+/* The quote of an ICMP error at off: the IP header of a packet the VIP
+ * sent to the client and the first 8 bytes of its L4 header. The flow is
+ * stored reversed, as the client sends it, so it hashes to the same owner
+ * as the client's own packets. */
+__noinline int rm_parse_quote(struct xdp_md *ctx, __u64 off, __u32 left, int v6,
+			      struct rm_pkt *pkt)
 {
-	struct rm_flow *f = &pkt->flow;
+	struct rm_cursor c;
 	struct rm_l4_quote *q;
 	__u8 proto;
-	int rc;
 
+	if (!pkt || !rm_cursor_at(&c, ctx, off, left))
+		return RM_PARSE_MALFORMED;
 	if (v6) {
-		struct ipv6hdr *ip6h = rm_take_hdr(c, struct ipv6hdr);
+		struct rm_walk w = {};
+		struct ipv6hdr *ip6h;
+		int rc;
 
+		ip6h = rm_take_hdr(&c, struct ipv6hdr);
 		if (!ip6h || ip6h->version != 6)
 			return RM_PARSE_MALFORMED;
-		proto = ip6h->nexthdr;
-		rc = rm_parse_ipv6_ext(c, &proto, &pkt->frag);
+		rm_copy6(pkt->flow.src, &ip6h->daddr);
+		rm_copy6(pkt->flow.dst, &ip6h->saddr);
+		w.off = c.off;
+		w.left = c.left;
+		w.nh = ip6h->nexthdr;
+		rc = rm_parse_ipv6_ext(ctx, &w);
 		if (rc != RM_PARSE_OK)
 			return rc;
-		rm_copy6(f->src, &ip6h->daddr);
-		rm_copy6(f->dst, &ip6h->saddr);
+		if (!rm_cursor_at(&c, ctx, w.off, w.left))
+			return RM_PARSE_MALFORMED;
+		proto = w.nh;
+		pkt->frag = w.frag;
 	} else {
-		struct iphdr *iph = rm_parse_ipv4_hdr(c);
+		struct iphdr *iph = rm_parse_ipv4_hdr(&c);
 
 		if (!iph)
 			return RM_PARSE_MALFORMED;
 		proto = iph->protocol;
 		pkt->frag = rm_ipv4_frag(iph);
-		f->src[0] = iph->daddr;
-		f->dst[0] = iph->saddr;
+		pkt->flow.src[0] = iph->daddr;
+		pkt->flow.dst[0] = iph->saddr;
 	}
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return RM_PARSE_NOT_SERVICE;
-	f->proto = proto;
+	pkt->flow.proto = proto;
 	pkt->icmp = 1;
 	if (pkt->frag == RM_FRAG_LATER)
 		return RM_PARSE_OK;
 	/* a quoted first fragment carries its ports: route it as a whole
 	 * packet, whichever hash mode the service uses */
 	pkt->frag = RM_FRAG_NONE;
-	q = rm_take_hdr(c, struct rm_l4_quote);
+	q = rm_take_hdr(&c, struct rm_l4_quote);
 	if (!q)
 		return RM_PARSE_MALFORMED;
-	f->sport = q->dport;
-	f->dport = q->sport;
+	pkt->flow.sport = q->dport;
+	pkt->flow.dport = q->sport;
 	return RM_PARSE_OK;
 }
 
-static __always_inline int rm_parse_icmp4(struct rm_cursor *c,
-					  struct rm_pkt *pkt)
+/* ICMP errors about a flow of ours: destination unreachable (with
+ * fragmentation needed / packet too big, what PMTU discovery needs) and
+ * time exceeded. Everything else ICMP is the host's business. */
+static __always_inline int
+rm_parse_icmp(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 {
-	struct icmphdr *ih = rm_take_hdr(c, struct icmphdr);
-
-	if (!ih)
-		return RM_PARSE_MALFORMED;
-	if (ih->type != ICMP_DEST_UNREACH && ih->type != ICMP_TIME_EXCEEDED)
-		return RM_PARSE_NOT_SERVICE;
-	return rm_parse_quote(c, pkt, 0);
-}
-
-static __always_inline int rm_parse_icmp6(struct rm_cursor *c,
-					  struct rm_pkt *pkt)
-{
+	int v6 = pkt->flow.family == RM_FAMILY_V6;
+	/* ICMPv4 and ICMPv6 headers: type, code, checksum, 4 more bytes */
 	struct icmp6hdr *ih = rm_take_hdr(c, struct icmp6hdr);
+	__u8 type;
 
 	if (!ih)
 		return RM_PARSE_MALFORMED;
-	if (ih->icmp6_type != ICMPV6_DEST_UNREACH &&
-	    ih->icmp6_type != ICMPV6_PKT_TOOBIG &&
-	    ih->icmp6_type != ICMPV6_TIME_EXCEED)
-		return RM_PARSE_NOT_SERVICE;
-	return rm_parse_quote(c, pkt, 1);
+	type = ih->icmp6_type;
+	if (v6) {
+		if (type != ICMPV6_DEST_UNREACH && type != ICMPV6_PKT_TOOBIG &&
+		    type != ICMPV6_TIME_EXCEED)
+			return RM_PARSE_NOT_SERVICE;
+	} else {
+		if (type != ICMP_DEST_UNREACH && type != ICMP_TIME_EXCEEDED)
+			return RM_PARSE_NOT_SERVICE;
+	}
+	return rm_parse_quote(ctx, c->off, c->left, v6, pkt);
 }
 
 /* Upper layer of the outer packet. pkt->frag is already set. */
-static __always_inline int rm_parse_l4(struct rm_cursor *c, struct rm_pkt *pkt,
-				       __u8 proto)
+static __always_inline int rm_parse_l4(struct xdp_md *ctx, struct rm_cursor *c,
+				       struct rm_pkt *pkt, __u8 proto)
 {
 	struct rm_flow *f = &pkt->flow;
 
@@ -292,15 +344,14 @@ static __always_inline int rm_parse_l4(struct rm_cursor *c, struct rm_pkt *pkt,
 	/* a fragmented ICMP error is not worth reassembling in XDP */
 	if (pkt->frag != RM_FRAG_NONE)
 		return RM_PARSE_NOT_SERVICE;
-	if (proto == IPPROTO_ICMP && f->family == RM_FAMILY_V4)
-		return rm_parse_icmp4(c, pkt);
-	if (proto == IPPROTO_ICMPV6 && f->family == RM_FAMILY_V6)
-		return rm_parse_icmp6(c, pkt);
+	if ((proto == IPPROTO_ICMP && f->family == RM_FAMILY_V4) ||
+	    (proto == IPPROTO_ICMPV6 && f->family == RM_FAMILY_V6))
+		return rm_parse_icmp(ctx, c, pkt);
 	return RM_PARSE_NOT_SERVICE;
 }
 
-static __always_inline int rm_parse_ipv4(struct rm_cursor *c,
-					 struct rm_pkt *pkt)
+static __always_inline int
+rm_parse_ipv4(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 {
 	struct iphdr *iph;
 	__u32 avail = c->left, hlen, tot;
@@ -319,52 +370,53 @@ static __always_inline int rm_parse_ipv4(struct rm_cursor *c,
 	pkt->flow.src[0] = iph->saddr;
 	pkt->flow.dst[0] = iph->daddr;
 	pkt->frag = rm_ipv4_frag(iph);
-	return rm_parse_l4(c, pkt, iph->protocol);
+	return rm_parse_l4(ctx, c, pkt, iph->protocol);
 }
 
-static __always_inline int rm_parse_ipv6(struct rm_cursor *c,
-					 struct rm_pkt *pkt)
+static __always_inline int
+rm_parse_ipv6(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 {
+	struct rm_walk w = {};
 	struct ipv6hdr *ip6h;
 	__u32 plen;
-	__u8 nh;
 	int rc;
 
 	ip6h = rm_take_hdr(c, struct ipv6hdr);
 	if (!ip6h || ip6h->version != 6)
 		return RM_PARSE_MALFORMED;
 	/* a zero length would mean a jumbogram, which needs an MTU no
-	 * Ethernet has: it is treated as an empty payload */
+	 * Ethernet has: it is taken as an empty payload */
 	plen = bpf_ntohs(ip6h->payload_len);
 	if (plen > c->left)
 		return RM_PARSE_MALFORMED;
-	c->left = plen;
 
 	pkt->flow.family = RM_FAMILY_V6;
 	rm_copy6(pkt->flow.src, &ip6h->saddr);
 	rm_copy6(pkt->flow.dst, &ip6h->daddr);
-	nh = ip6h->nexthdr;
-	rc = rm_parse_ipv6_ext(c, &nh, &pkt->frag);
+	w.off = c->off;
+	w.left = plen;
+	w.nh = ip6h->nexthdr;
+	rc = rm_parse_ipv6_ext(ctx, &w);
 	if (rc != RM_PARSE_OK)
 		return rc;
-	return rm_parse_l4(c, pkt, nh);
+	if (!rm_cursor_at(c, ctx, w.off, w.left))
+		return RM_PARSE_MALFORMED;
+	pkt->frag = w.frag;
+	return rm_parse_l4(ctx, c, pkt, w.nh);
 }
 
-/* Ethernet, up to RM_VLAN_MAX tags, then IP. VLAN tags stay in the frame:
- * forwarding is L2 DSR on the same segment. */
-static __always_inline int rm_parse(struct xdp_md *ctx, struct rm_pkt *pkt)
+/* Ethernet, up to RM_VLAN_MAX tags, then IP; fills pkt, returns
+ * RM_PARSE_*. VLAN tags stay in the frame: forwarding is L2 DSR on the
+ * same segment. */
+__noinline int rm_parse(struct xdp_md *ctx, struct rm_pkt *pkt)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct rm_cursor c = {
-		.pos = data,
-		.end = data_end,
-		.left = ctx->data_end - ctx->data,
-	};
+	struct rm_cursor c;
 	struct ethhdr *eth;
 	__be16 proto;
 	int i;
 
+	if (!pkt || !rm_cursor_at(&c, ctx, 0, ctx->data_end - ctx->data))
+		return RM_PARSE_MALFORMED;
 	eth = rm_take_hdr(&c, struct ethhdr);
 	if (!eth)
 		return RM_PARSE_MALFORMED;
@@ -381,9 +433,9 @@ static __always_inline int rm_parse(struct xdp_md *ctx, struct rm_pkt *pkt)
 		proto = vh->encap_proto;
 	}
 	if (proto == bpf_htons(ETH_P_IP))
-		return rm_parse_ipv4(&c, pkt);
+		return rm_parse_ipv4(ctx, &c, pkt);
 	if (proto == bpf_htons(ETH_P_IPV6))
-		return rm_parse_ipv6(&c, pkt);
+		return rm_parse_ipv6(ctx, &c, pkt);
 	return RM_PARSE_NOT_SERVICE;
 }
 

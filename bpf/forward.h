@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Forwarding to the chosen node.
+ */
+#ifndef RM_BPF_FORWARD_H
+#define RM_BPF_FORWARD_H
+
+#include "counters.h"
+#include "maps.h"
+
+/* L2 direct server return: the node owns the VIP on a loopback, so only
+ * the MACs change; VLAN tags and the IP packet stay as they are. Every
+ * path that returns XDP_DROP leaves the frame untouched.
+ *
+ * Only one method exists today. A per-node method (IP-in-IP, GUE, ...)
+ * would switch here on a method field of struct rm_node, each case
+ * rewriting the frame its way before the same TX/redirect choice. */
+static __always_inline int rm_forward(struct xdp_md *ctx,
+				      const struct rm_node *node, __u32 svc_id,
+				      __u32 node_id, int icmp)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u64 bytes = data_end - data;
+	__u32 counter;
+	int action;
+
+	if ((void *)(eth + 1) > data_end)
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
+
+	if (node->ifindex == ctx->ingress_ifindex) {
+		action = XDP_TX;
+		counter = RM_CNT_FWD_TX;
+	} else {
+		/* the low bits of flags are the action when the port is
+		 * missing: drop rather than hand a rewritten frame to the
+		 * stack */
+		action =
+		    bpf_redirect_map(&rm_tx_ports, node->ifindex, XDP_DROP);
+		if (action != XDP_REDIRECT)
+			return rm_verdict(XDP_DROP, RM_CNT_REDIRECT_FAILED);
+		counter = RM_CNT_FWD_REDIRECT;
+	}
+
+	__builtin_memcpy(eth->h_dest, node->mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, node->src_mac, ETH_ALEN);
+
+	rm_count(counter);
+	if (icmp)
+		rm_count(RM_CNT_ICMP_FORWARDED);
+	rm_traffic_add(&rm_svc_stats, svc_id, bytes);
+	rm_traffic_add(&rm_node_stats, node_id, bytes);
+	return action;
+}
+
+#endif /* RM_BPF_FORWARD_H */

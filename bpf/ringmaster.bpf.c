@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ringmaster XDP data plane: match a service, hash the flow with the keyed
+ * flow hash, find its owner on the service's consistent-hash ring and send
+ * the frame there by L2 DSR.
+ *
+ * Per packet: parse (parse.h) -> service (service.h) -> config and hash
+ * (rm_hash.h) -> ring owner (ring.h) -> node state -> forward (forward.h).
+ * Every outcome bumps exactly one rm_counters slot (forwarded ICMP errors
+ * also bump RM_CNT_ICMP_FORWARDED).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include <ringmaster/rm_common.h>
+#include <ringmaster/rm_hash.h>
+
+#include "maps.h"
+#include "counters.h"
+#include "parse.h"
+#include "service.h"
+#include "ring.h"
+#include "forward.h"
+
+static __always_inline void rm_flow_3tuple(struct rm_flow *f)
+{
+	f->sport = 0;
+	f->dport = 0;
+}
+
+SEC("xdp")
+int rm_xdp(struct xdp_md *ctx)
+{
+	struct rm_pkt pkt = {};
+	struct rm_config *cfg;
+	struct rm_node *node;
+	struct rm_svc *svc;
+	__u32 zero = 0, node_id, svc_id, h;
+
+	switch (rm_parse(ctx, &pkt)) {
+	case RM_PARSE_OK:
+		break;
+	case RM_PARSE_MALFORMED:
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
+	case RM_PARSE_EXT_LIMIT:
+		return rm_verdict(XDP_PASS, RM_CNT_PASS_EXT_LIMIT);
+	default:
+		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
+	}
+
+	svc = rm_match_service(&pkt);
+	if (!svc)
+		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
+	svc_id = svc->id;
+	if (svc->flags & RM_SVC_F_3TUPLE) {
+		rm_flow_3tuple(&pkt.flow);
+	} else if (pkt.frag != RM_FRAG_NONE) {
+		/* later fragments carry no ports, so no 5-tuple hash can
+		 * follow the flow: keep all its fragments off the ring */
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_FRAGMENT);
+	}
+
+	/* unseeded means unconfigured: a public default key would let
+	 * anyone aim flows at one node */
+	cfg = bpf_map_lookup_elem(&rm_config, &zero);
+	if (!cfg || !(cfg->flags & RM_CFG_SEEDED))
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	h = rm_flow_hash(&cfg->seed, &pkt.flow);
+
+	if (rm_ring_owner(svc_id, h, &node_id))
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	/* a node leaves the ring before its slot changes state; one seen
+	 * here in any other state is mid-update, and dropping is safer than
+	 * sending to a node that may be gone */
+	node = bpf_map_lookup_elem(&rm_nodes, &node_id);
+	if (!node || node->state != RM_NODE_ACTIVE)
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+
+	return rm_forward(ctx, node, svc_id, node_id, pkt.icmp);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Benchmark traffic programs.
+ *
+ *   tg_udp    traffic generator for BPF_F_TEST_XDP_LIVE_FRAMES: the kernel
+ *             hands it the same few pages over and over without restoring
+ *             them (and a director downstream rewrites their MACs in
+ *             place), so every header field that matters is written here
+ *             on every packet: both MACs, the source address and UDP
+ *             source port of flow number seq % tg_flows, the IPv4
+ *             checksum. Returns XDP_TX: out of the interface it runs on.
+ *   tg_mix    front end for bpf_prog_test_run without live frames: gives
+ *             each run a new TCP/UDP source port (so a new ring position)
+ *             and tail-calls the program in tg_next[0]. The kernel repeats
+ *             one buffer, so without this a benchmark would measure one
+ *             flow's cache lines only.
+ *   tg_ret_tx returns XDP_TX: tail-call target to measure tg_mix alone.
+ *   tg_count  counts and drops; attached on receivers in the live test
+ *             (a veth peer must run XDP to accept redirected frames).
+ *
+ * tg_seq counts runs of tg_udp and tg_mix; userspace resets it through
+ * the skeleton's bss.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+/* Set through the skeleton's rodata before load; plain variables so the
+ * skeleton needs no shared type definition. */
+const volatile __u8 tg_dst_mac[ETH_ALEN] = {};
+const volatile __u8 tg_src_mac[ETH_ALEN] = {};
+const volatile __u32 tg_saddr = 0;    /* host order: first source address */
+const volatile __u32 tg_flows = 1;    /* flows cycled through */
+const volatile __u32 tg_sport = 1024; /* host order: first source port */
+const volatile __u32 tg_nports = 1;   /* source ports per address */
+const volatile __u32 tg_mix_mask = 0; /* tg_mix: port = base + (seq & mask) */
+const volatile __u32 tg_mix_base = 0;
+
+__u64 tg_seq;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tg_next SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tg_counts SEC(".maps");
+
+static __always_inline __u16 tg_csum_ipv4(const struct iphdr *iph)
+{
+	const __u16 *w = (const __u16 *)iph;
+	__u32 sum = 0;
+	int i;
+
+	/* ihl is 5: ten 16-bit words, the checksum word zero */
+#pragma unroll
+	for (i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+SEC("xdp")
+int tg_udp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = (void *)(eth + 1);
+	struct udphdr *uh = (void *)(iph + 1);
+	__u32 flows = tg_flows, nports = tg_nports, f;
+
+	if ((void *)(uh + 1) > data_end)
+		return XDP_ABORTED;
+	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5 ||
+	    iph->protocol != IPPROTO_UDP)
+		return XDP_ABORTED;
+	if (!flows)
+		flows = 1;
+	if (!nports)
+		nports = 1;
+	f = (__u32)(tg_seq++ % flows);
+
+	__builtin_memcpy(eth->h_dest, (const void *)tg_dst_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, (const void *)tg_src_mac,
+			 ETH_ALEN);
+	iph->saddr = bpf_htonl(tg_saddr + f / nports);
+	iph->check = 0;
+	iph->check = tg_csum_ipv4(iph);
+	uh->source = bpf_htons((__u16)(tg_sport + f % nports));
+	uh->check = 0; /* optional over IPv4 */
+	return XDP_TX;
+}
+
+SEC("xdp")
+int tg_mix(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = (void *)(eth + 1);
+	__be16 port;
+	void *l4;
+
+	if ((void *)(iph + 1) > data_end)
+		return XDP_ABORTED;
+	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5)
+		return XDP_ABORTED;
+	l4 = iph + 1;
+	port = bpf_htons((__u16)(tg_mix_base + ((__u32)tg_seq++ & tg_mix_mask)));
+	if (iph->protocol == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > data_end)
+			return XDP_ABORTED;
+		th->source = port;
+	} else if (iph->protocol == IPPROTO_UDP) {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > data_end)
+			return XDP_ABORTED;
+		uh->source = port;
+	} else {
+		return XDP_ABORTED;
+	}
+	bpf_tail_call(ctx, &tg_next, 0);
+	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int tg_ret_tx(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_TX;
+}
+
+SEC("xdp")
+int tg_count(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	__u64 *c = bpf_map_lookup_elem(&tg_counts, &zero);
+
+	(void)ctx;
+	if (c)
+		*c += 1;
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "GPL";

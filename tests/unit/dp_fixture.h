@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Data-plane test fixture: the program loaded from its skeleton (no
+ * pinning), map helpers that do what the control plane will do, and
+ * bpf_prog_test_run_opts around one frame.
+ */
+#ifndef DP_FIXTURE_H
+#define DP_FIXTURE_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <ringmaster/rm_common.h>
+#include <ringmaster/rm_hash.h>
+#include "ring.h"
+#include "ringmaster.skel.h"
+#include "dp_packet.h"
+
+/* The SipHash reference key (00 01 .. 0f): fixed, so failures reproduce. */
+static const struct rm_seed dp_seed = {
+    .k0 = 0x0706050403020100ULL,
+    .k1 = 0x0f0e0d0c0b0a0908ULL,
+};
+
+/* What the test remembers of each service it installed. */
+struct dp_svc {
+	int used;
+	__u32 flags;	       /* RM_SVC_F_* */
+	struct rm_slot *slots; /* the ring as pushed, for expected owners */
+	__u32 nslots;
+};
+
+struct dp_fx {
+	struct ringmaster_bpf *skel;
+	int prog, services, rings, nodes, config, counters, svc_stats,
+	    node_stats, tx_ports;
+	int ncpus;
+	struct dp_svc svc[RM_MAX_SERVICES];
+};
+
+/* Node id -> the MACs it is given: unique per id, so the output frame
+ * says which node the program picked. */
+static inline void dp_node_mac(__u32 id, __u8 *mac)
+{
+	mac[0] = 0x02;
+	mac[1] = 0x4e;
+	mac[2] = 0;
+	mac[3] = (id >> 16) & 0xff;
+	mac[4] = (id >> 8) & 0xff;
+	mac[5] = id & 0xff;
+}
+
+static inline void dp_node_src_mac(__u32 id, __u8 *mac)
+{
+	dp_node_mac(id, mac);
+	mac[1] = 0x5a;
+}
+
+/* Node id from a node MAC, or -1. */
+static inline long dp_mac_node(const __u8 *mac)
+{
+	if (mac[0] != 0x02 || mac[1] != 0x4e || mac[2] != 0)
+		return -1;
+	return (mac[3] << 16) | (mac[4] << 8) | mac[5];
+}
+
+/* Load the program. NULL with *err the -errno and *why a reason if it
+ * cannot be loaded; -EPERM means BPF is not open to this user. */
+static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
+{
+	struct dp_fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx) {
+		*err = -ENOMEM;
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	fx->skel = ringmaster_bpf__open_and_load();
+	if (!fx->skel) {
+		*err = -errno;
+		snprintf(why, why_len, "cannot load the XDP program (%s)%s",
+			 strerror(errno), geteuid() ? ", not root" : "");
+		free(fx);
+		return NULL;
+	}
+	fx->prog = bpf_program__fd(fx->skel->progs.rm_xdp);
+	fx->services = bpf_map__fd(fx->skel->maps.rm_services);
+	fx->rings = bpf_map__fd(fx->skel->maps.rm_rings);
+	fx->nodes = bpf_map__fd(fx->skel->maps.rm_nodes);
+	fx->config = bpf_map__fd(fx->skel->maps.rm_config);
+	fx->counters = bpf_map__fd(fx->skel->maps.rm_counters);
+	fx->svc_stats = bpf_map__fd(fx->skel->maps.rm_svc_stats);
+	fx->node_stats = bpf_map__fd(fx->skel->maps.rm_node_stats);
+	fx->tx_ports = bpf_map__fd(fx->skel->maps.rm_tx_ports);
+	fx->ncpus = libbpf_num_possible_cpus();
+	return fx;
+}
+
+static inline void dp_fx_close(struct dp_fx *fx)
+{
+	int i;
+
+	if (!fx)
+		return;
+	for (i = 0; i < RM_MAX_SERVICES; i++)
+		free(fx->svc[i].slots);
+	ringmaster_bpf__destroy(fx->skel);
+	free(fx);
+}
+
+static inline int dp_set_config(struct dp_fx *fx, __u32 flags)
+{
+	struct rm_config cfg = {
+	    .seed = dp_seed,
+	    .udp_timeout_s = 60,
+	    .flags = flags,
+	};
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(fx->config, &zero, &cfg, BPF_ANY);
+}
+
+static inline int dp_set_node(struct dp_fx *fx, __u32 id, __u32 ifindex,
+			      __u32 state)
+{
+	struct rm_node n = {
+	    .ifindex = ifindex,
+	    .state = state,
+	    .gen = 1,
+	    .weight = 1,
+	};
+
+	dp_node_mac(id, n.mac);
+	dp_node_src_mac(id, n.src_mac);
+	snprintf(n.name, sizeof(n.name), "n%u", id);
+	return bpf_map_update_elem(fx->nodes, &id, &n, BPF_ANY);
+}
+
+/* One rm_services entry. family 4/6; port host order, 0 = any. */
+static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
+				 __u8 proto, __u16 port, __u8 key_flags,
+				 __u32 id, __u32 svc_flags)
+{
+	struct rm_svc_key key;
+	struct rm_svc val = {.id = id, .flags = svc_flags};
+
+	memset(&key, 0, sizeof(key));
+	dp_addr(family, vip, (__u8 *)key.vip);
+	key.port = htons(port);
+	key.proto = proto;
+	key.flags = key_flags | (family == 6 ? RM_SVCK_V6 : 0);
+	fx->svc[id].used = 1;
+	fx->svc[id].flags = svc_flags;
+	return bpf_map_update_elem(fx->services, &key, &val, BPF_ANY);
+}
+
+/* A service the way ringctl installs it: the key, and for a 3-tuple
+ * service the RM_SVCK_FRAG key its non-first fragments match. */
+static inline int dp_service(struct dp_fx *fx, int family, const char *vip,
+			     __u8 proto, __u16 port, __u32 id, __u32 svc_flags)
+{
+	int err =
+	    dp_add_service(fx, family, vip, proto, port, 0, id, svc_flags);
+
+	if (!err && (svc_flags & RM_SVC_F_3TUPLE))
+		err = dp_add_service(fx, family, vip, proto, 0, RM_SVCK_FRAG,
+				     id, svc_flags);
+	return err;
+}
+
+/* Push encoded slots as service id's ring: a new inner array sized to the
+ * ring, filled, then swapped into rm_rings. The test keeps a copy. */
+static inline int dp_push_slots(struct dp_fx *fx, __u32 id,
+				const struct rm_slot *slots, __u32 nslots)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	__u32 *keys, i, count = nslots;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring", sizeof(__u32),
+			    sizeof(struct rm_slot), nslots, &mo);
+	if (fd < 0)
+		return fd;
+	keys = malloc((size_t)nslots * sizeof(*keys));
+	if (!keys) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nslots; i++)
+		keys[i] = i;
+	err = bpf_map_update_batch(fd, keys, slots, &count, &bo);
+	free(keys);
+	if (!err)
+		err = bpf_map_update_elem(fx->rings, &id, &fd, BPF_ANY);
+	close(fd);
+	if (err)
+		return err;
+	free(fx->svc[id].slots);
+	fx->svc[id].slots = malloc((size_t)nslots * sizeof(*slots));
+	if (!fx->svc[id].slots)
+		return -ENOMEM;
+	memcpy(fx->svc[id].slots, slots, (size_t)nslots * sizeof(*slots));
+	fx->svc[id].nslots = nslots;
+	return 0;
+}
+
+/* Build a ring of nodes first_id.. (weight 1, names "n<id>") with the
+ * fixture seed and push it for every service id in ids. */
+static inline int dp_push_ring(struct dp_fx *fx, const __u32 *ids, int n_ids,
+			       __u32 first_id, __u32 n_nodes, __u32 vnodes)
+{
+	struct rm_node_spec *specs =
+	    calloc(n_nodes ? n_nodes : 1, sizeof(*specs));
+	struct rm_ring ring;
+	struct rm_slot *slots = NULL;
+	__u32 i, nslots;
+	int err;
+
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < n_nodes; i++) {
+		snprintf(specs[i].name, sizeof(specs[i].name), "n%u",
+			 first_id + i);
+		specs[i].weight = 1;
+		specs[i].id = first_id + i;
+	}
+	err = rm_ring_build(&dp_seed, specs, n_nodes, vnodes, &ring);
+	free(specs);
+	if (err)
+		return err;
+	nslots = rm_ring_nslots(&ring);
+	slots = calloc(nslots, sizeof(*slots));
+	err = slots ? rm_ring_encode(&ring, slots, nslots) : -ENOMEM;
+	for (i = 0; !err && i < (__u32)n_ids; i++)
+		err = dp_push_slots(fx, ids[i], slots, nslots);
+	free(slots);
+	rm_ring_free(&ring);
+	return err;
+}
+
+/* Owner the userspace ring gives the flow, or -1 with no owner. */
+static inline long dp_expected_owner(const struct dp_fx *fx, __u32 svc_id,
+				     const struct rm_flow *f)
+{
+	const struct dp_svc *s = &fx->svc[svc_id];
+	__u32 id;
+
+	if (!s->slots ||
+	    rm_ring_lookup(s->slots, s->nslots, rm_flow_hash(&dp_seed, f),
+			   &id) != 0 /* RM_SEARCH_OK */)
+		return -1;
+	return id;
+}
+
+struct dp_run {
+	int err; /* 0, or -errno from test_run */
+	__u32 retval;
+	__u8 out[DP_PKT_MAX];
+	__u32 out_len;
+};
+
+/* Run one frame. ifindex != 0 sets xdp_md.ingress_ifindex through ctx_in;
+ * without it test_run receives on loopback (ifindex 1) anyway. */
+static inline void dp_run(const struct dp_fx *fx, const void *data, __u32 len,
+			  __u32 ifindex, struct dp_run *r)
+{
+	struct xdp_md ctx = {.data_end = len, .ingress_ifindex = ifindex};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = data, .data_size_in = len,
+		    .data_out = r->out, .data_size_out = sizeof(r->out),
+		    .repeat = 1);
+
+	if (ifindex) {
+		o.ctx_in = &ctx;
+		o.ctx_size_in = sizeof(ctx);
+	}
+	memset(r->out, 0, 64);
+	r->err = bpf_prog_test_run_opts(fx->prog, &o);
+	r->retval = o.retval;
+	r->out_len = o.data_size_out;
+}
+
+static inline int dp_counters(const struct dp_fx *fx, __u64 *out)
+{
+	__u64 v[fx->ncpus];
+	__u32 i;
+	int c;
+
+	for (i = 0; i < RM_CNT_MAX; i++) {
+		if (bpf_map_lookup_elem(fx->counters, &i, v))
+			return -errno;
+		out[i] = 0;
+		for (c = 0; c < fx->ncpus; c++)
+			out[i] += v[c];
+	}
+	return 0;
+}
+
+static inline int dp_traffic(const struct dp_fx *fx, int map, __u32 id,
+			     struct rm_traffic *out)
+{
+	struct rm_traffic v[fx->ncpus];
+	int c;
+
+	if (bpf_map_lookup_elem(map, &id, v))
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	for (c = 0; c < fx->ncpus; c++) {
+		out->packets += v[c].packets;
+		out->bytes += v[c].bytes;
+	}
+	return 0;
+}
+
+static const char *const dp_counter_names[] = {
+#define DP_NAME(id, name) name,
+    RM_COUNTERS(DP_NAME)
+#undef DP_NAME
+};
+
+static inline const char *dp_action_name(__u32 a)
+{
+	static const char *const n[] = {"ABORTED", "DROP", "PASS", "TX",
+					"REDIRECT"};
+
+	return a < 5 ? n[a] : "?";
+}
+
+#endif /* DP_FIXTURE_H */

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XDP data plane, run in the kernel through bpf_prog_test_run_opts.
+ *
+ * The expected owner of every forwarded frame comes from the userspace
+ * ring (rm_ring_lookup over the same encoded slots, rm_flow_hash over the
+ * flow) and is checked against the destination MAC the program wrote:
+ * every node has a MAC derived from its id.
+ *
+ *   table        each case: verdict, output bytes, counters, stats
+ *   truncation   every table frame cut at every length
+ *   icmp/frags   errors and fragments reach the flow's own node
+ *   unseeded     no seed, no routing
+ *   parity       >= 10,000 random flows over three ring sizes
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "dp_fixture.h"
+
+/* ---- topology of the table cases ----------------------------------- */
+enum {
+	SVC_V4_TCP80 = 0, /* 10.0.0.1 tcp/80, 5-tuple */
+	SVC_V4_UDP,	  /* 10.0.0.1 udp/any, 3-tuple */
+	SVC_V6_TCP443,	  /* 2001:db8::1 tcp/443, 5-tuple */
+	SVC_V6_UDP,	  /* 2001:db8::1 udp/any, 3-tuple */
+	SVC_V4_TCPANY,	  /* 10.0.0.1 tcp/any, 5-tuple */
+	SVC_EMPTY,	  /* 10.0.0.2 tcp/80, ring without entries */
+	SVC_NORING,	  /* 10.0.0.3 tcp/80, no ring at all */
+	SVC_REDIR,	  /* 10.0.0.4 tcp/80, node behind a devmap port */
+	SVC_REDIR_FAIL,	  /* 10.0.0.5 tcp/80, node's port not in the devmap */
+	SVC_DOWN,	  /* 10.0.0.6 tcp/80, node down */
+	SVC_CORRUPT,	  /* 10.0.0.7 tcp/80, ring header says 0 index bits */
+	SVC_V6_TCP3,	  /* 2001:db8::2 tcp/80, 3-tuple */
+	SVC_V4_TCP3,	  /* 10.0.0.8 tcp/80, 3-tuple */
+	SVC_BADNODE, /* 10.0.0.9 tcp/80, ring names a node id past the map */
+};
+
+#define NODE_REDIR 20
+#define NODE_REDIR_FAIL 21
+#define NODE_DOWN 22
+#define PORT_REDIR 1000	     /* devmap key; the entry sends to lo */
+#define PORT_REDIR_FAIL 1001 /* no devmap entry */
+#define LO_IFINDEX 1
+
+#define CLIENT4 "198.51.100.7"
+#define CLIENT6 "2001:db8:c::7"
+
+static struct dp_fx *fx;
+static char skip_why[256];
+
+static int build_topology(struct dp_fx *f)
+{
+	struct bpf_devmap_val port = {.ifindex = LO_IFINDEX};
+	__u32 key = PORT_REDIR, id;
+	struct rm_slot corrupt[3] = {{5, 0}};
+	/* one entry (point 0x10) owned by a node id rm_nodes cannot hold */
+	struct rm_slot badnode[4] = {
+	    {1, 1},
+	    {0, 1},
+	    {1, 1},
+	    {0x10, RM_MAX_NODES + 7},
+	};
+	int err = 0;
+
+	err |= dp_set_config(f, RM_CFG_SEEDED);
+	for (id = 1; id <= 16; id++)
+		err |= dp_set_node(f, id, LO_IFINDEX, RM_NODE_ACTIVE);
+	err |= dp_set_node(f, NODE_REDIR, PORT_REDIR, RM_NODE_ACTIVE);
+	err |= dp_set_node(f, NODE_REDIR_FAIL, PORT_REDIR_FAIL, RM_NODE_ACTIVE);
+	err |= dp_set_node(f, NODE_DOWN, LO_IFINDEX, RM_NODE_DOWN);
+	err |= bpf_map_update_elem(f->tx_ports, &key, &port, BPF_ANY);
+
+	err |= dp_service(f, 4, "10.0.0.1", IPPROTO_TCP, 80, SVC_V4_TCP80, 0);
+	err |= dp_service(f, 4, "10.0.0.1", IPPROTO_UDP, 0, SVC_V4_UDP,
+			  RM_SVC_F_3TUPLE);
+	err |=
+	    dp_service(f, 6, "2001:db8::1", IPPROTO_TCP, 443, SVC_V6_TCP443, 0);
+	err |= dp_service(f, 6, "2001:db8::1", IPPROTO_UDP, 0, SVC_V6_UDP,
+			  RM_SVC_F_3TUPLE);
+	err |= dp_service(f, 4, "10.0.0.1", IPPROTO_TCP, 0, SVC_V4_TCPANY, 0);
+	err |= dp_service(f, 4, "10.0.0.2", IPPROTO_TCP, 80, SVC_EMPTY, 0);
+	err |= dp_service(f, 4, "10.0.0.3", IPPROTO_TCP, 80, SVC_NORING, 0);
+	err |= dp_service(f, 4, "10.0.0.4", IPPROTO_TCP, 80, SVC_REDIR, 0);
+	err |= dp_service(f, 4, "10.0.0.5", IPPROTO_TCP, 80, SVC_REDIR_FAIL, 0);
+	err |= dp_service(f, 4, "10.0.0.6", IPPROTO_TCP, 80, SVC_DOWN, 0);
+	err |= dp_service(f, 4, "10.0.0.7", IPPROTO_TCP, 80, SVC_CORRUPT, 0);
+	err |= dp_service(f, 6, "2001:db8::2", IPPROTO_TCP, 80, SVC_V6_TCP3,
+			  RM_SVC_F_3TUPLE);
+	err |= dp_service(f, 4, "10.0.0.8", IPPROTO_TCP, 80, SVC_V4_TCP3,
+			  RM_SVC_F_3TUPLE);
+	err |= dp_service(f, 4, "10.0.0.9", IPPROTO_TCP, 80, SVC_BADNODE, 0);
+	if (err)
+		return -1;
+
+	/* disjoint node sets, so a wrong service shows as a wrong node */
+	err |= dp_push_ring(f, (__u32[]){SVC_V4_TCP80}, 1, 1, 3, 100);
+	err |=
+	    dp_push_ring(f, (__u32[]){SVC_V4_UDP, SVC_V6_TCP3}, 2, 4, 4, 100);
+	err |= dp_push_ring(f, (__u32[]){SVC_V6_TCP443}, 1, 8, 3,
+			    RM_DEFAULT_VNODES);
+	err |=
+	    dp_push_ring(f, (__u32[]){SVC_V6_UDP, SVC_V4_TCP3}, 2, 11, 4, 100);
+	err |= dp_push_ring(f, (__u32[]){SVC_V4_TCPANY}, 1, 15, 2, 100);
+	err |= dp_push_ring(f, (__u32[]){SVC_EMPTY}, 1, 0, 0, 100);
+	err |= dp_push_ring(f, (__u32[]){SVC_REDIR}, 1, NODE_REDIR, 1, 10);
+	err |= dp_push_ring(f, (__u32[]){SVC_REDIR_FAIL}, 1, NODE_REDIR_FAIL, 1,
+			    10);
+	err |= dp_push_ring(f, (__u32[]){SVC_DOWN}, 1, NODE_DOWN, 1, 10);
+	err |= dp_push_slots(f, SVC_CORRUPT, corrupt, 3);
+	err |= dp_push_slots(f, SVC_BADNODE, badnode, 4);
+	return err ? -1 : 0;
+}
+
+static int group_setup(void **state)
+{
+	int err = 0;
+
+	(void)state;
+	fx = dp_fx_open(&err, skip_why, sizeof(skip_why));
+	if (!fx) {
+		/* no BPF for this user: every test skips, saying why; any
+		 * other failure (the verifier's, say) is a failure */
+		if (err == -EPERM || geteuid() != 0) {
+			fprintf(stderr, "test_dataplane: SKIPPING: %s\n",
+				skip_why);
+			return 0;
+		}
+		fprintf(stderr, "test_dataplane: %s\n", skip_why);
+		return -1;
+	}
+	if (build_topology(fx)) {
+		fprintf(stderr, "test_dataplane: cannot fill the maps: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	dp_fx_close(fx);
+	fx = NULL;
+	return 0;
+}
+
+#define NEED_BPF()                                                             \
+	do {                                                                   \
+		if (!fx) {                                                     \
+			print_message("SKIP: %s\n", skip_why);                 \
+			skip();                                                \
+		}                                                              \
+	} while (0)
+
+/* ---- the table ------------------------------------------------------ */
+#define C(x) (1u << (x))
+#define FWD C(RM_CNT_FWD_TX)
+#define ICMP_FWD (C(RM_CNT_FWD_TX) | C(RM_CNT_ICMP_FORWARDED))
+#define NOT_SVC C(RM_CNT_PASS_NOT_SERVICE)
+#define MALFORMED C(RM_CNT_DROP_MALFORMED)
+#define NO_NODE C(RM_CNT_DROP_NO_NODE)
+
+#define V4(p, vip, sp, dp)                                                     \
+	.family = 4, .proto = (p), .src = CLIENT4, .dst = (vip),               \
+	.sport = (sp), .dport = (dp)
+#define V6(p, vip, sp, dp)                                                     \
+	.family = 6, .proto = (p), .src = CLIENT6, .dst = (vip),               \
+	.sport = (sp), .dport = (dp)
+#define TCP IPPROTO_TCP
+#define UDP IPPROTO_UDP
+
+struct dp_case {
+	const char *desc;
+	struct dp_spec s;
+	__u32 verdict;
+	__u32 counters; /* C() mask of counters that rise by exactly 1 */
+	int svc;	/* forwarding service (owner, stats); -1 none */
+	__u32 ifindex;	/* ctx ingress_ifindex; 0 = test_run's default */
+};
+
+/* One case per entry reads better than 80 columns. */
+// clang-format off
+static const struct dp_case cases[] = {
+	/* forwarded, IPv4 */
+	{ "v4 tcp exact port", { V4(TCP, "10.0.0.1", 40000, 80) },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 tcp exact port, ingress ifindex given", { V4(TCP, "10.0.0.1", 40001, 80) },
+	  XDP_TX, FWD, SVC_V4_TCP80, LO_IFINDEX },
+	{ "v4 tcp 802.1Q", { V4(TCP, "10.0.0.1", 40002, 80), .vlans = 1 },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 tcp 802.1ad+802.1Q", { V4(TCP, "10.0.0.1", 40003, 80), .vlans = 2 },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 tcp wildcard port", { V4(TCP, "10.0.0.1", 40004, 8080) },
+	  XDP_TX, FWD, SVC_V4_TCPANY, 0 },
+	{ "v4 tcp ip options", { V4(TCP, "10.0.0.1", 40005, 80), .ip_opts = 3 },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 tcp max ip options", { V4(TCP, "10.0.0.1", 40006, 80), .ip_opts = 10, .payload = 5 },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 udp wildcard 3-tuple", { V4(UDP, "10.0.0.1", 5353, 53), .payload = 30 },
+	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	{ "v4 udp 2 tags", { V4(UDP, "10.0.0.1", 5354, 9999), .vlans = 2 },
+	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	{ "v4 udp Ethernet padding", { V4(UDP, "10.0.0.1", 5355, 53), .pad_to = 60 },
+	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	{ "v4 tcp jumbo frame", { V4(TCP, "10.0.0.1", 40007, 80), .payload = 3000 },
+	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
+	{ "v4 tcp 3-tuple", { V4(TCP, "10.0.0.8", 40008, 80) },
+	  XDP_TX, FWD, SVC_V4_TCP3, 0 },
+	{ "v4 redirect to devmap port", { V4(TCP, "10.0.0.4", 40009, 80) },
+	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT), SVC_REDIR, 0 },
+	{ "v4 redirect, ingress ifindex given", { V4(TCP, "10.0.0.4", 40010, 80), .vlans = 1 },
+	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT), SVC_REDIR, LO_IFINDEX },
+	/* forwarded, IPv6 */
+	{ "v6 tcp exact port", { V6(TCP, "2001:db8::1", 40100, 443) },
+	  XDP_TX, FWD, SVC_V6_TCP443, 0 },
+	{ "v6 tcp 802.1Q", { V6(TCP, "2001:db8::1", 40101, 443), .vlans = 1 },
+	  XDP_TX, FWD, SVC_V6_TCP443, 0 },
+	{ "v6 tcp 2 tags", { V6(TCP, "2001:db8::1", 40102, 443), .vlans = 2 },
+	  XDP_TX, FWD, SVC_V6_TCP443, 0 },
+	{ "v6 tcp hop-by-hop + dstopts", { V6(TCP, "2001:db8::1", 40103, 443), .ext = 2 },
+	  XDP_TX, FWD, SVC_V6_TCP443, 0 },
+	{ "v6 udp 8 ext headers (the limit)", { V6(UDP, "2001:db8::1", 40104, 4789), .ext = 8 },
+	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	{ "v6 udp wildcard 3-tuple", { V6(UDP, "2001:db8::1", 40105, 53), .payload = 100 },
+	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	{ "v6 udp 2 tags padded", { V6(UDP, "2001:db8::1", 40106, 53), .vlans = 2, .pad_to = 120 },
+	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	{ "v6 tcp 3-tuple", { V6(TCP, "2001:db8::2", 40107, 80) },
+	  XDP_TX, FWD, SVC_V6_TCP3, 0 },
+	/* ICMP errors */
+	{ "icmp4 frag-needed quoting tcp", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40200, 80), .icmp_type = 3, .icmp_code = 4 },
+	  XDP_TX, ICMP_FWD, SVC_V4_TCP80, 0 },
+	{ "icmp4 host-unreachable quoting udp, 1 tag", { .kind = DP_ICMP_ERR, V4(UDP, "10.0.0.1", 40201, 53), .icmp_type = 3, .icmp_code = 1, .vlans = 1 },
+	  XDP_TX, ICMP_FWD, SVC_V4_UDP, 0 },
+	{ "icmp4 time-exceeded quoting tcp, long quote", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40202, 8080), .icmp_type = 11, .quote = 40 },
+	  XDP_TX, ICMP_FWD, SVC_V4_TCPANY, 0 },
+	{ "icmp4 error quoting a first fragment", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40203, 80), .icmp_type = 3, .icmp_code = 4, .frag = DP_FRAG_FIRST },
+	  XDP_TX, ICMP_FWD, SVC_V4_TCP80, 0 },
+	{ "icmp4 error quoting a later fragment, 3-tuple", { .kind = DP_ICMP_ERR, V4(UDP, "10.0.0.1", 0, 0), .icmp_type = 3, .icmp_code = 4, .frag = DP_FRAG_LATER },
+	  XDP_TX, ICMP_FWD, SVC_V4_UDP, 0 },
+	{ "icmp6 packet-too-big quoting tcp", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::1", 40204, 443), .icmp_type = 2 },
+	  XDP_TX, ICMP_FWD, SVC_V6_TCP443, 0 },
+	{ "icmp6 dest-unreachable quoting udp, 2 tags", { .kind = DP_ICMP_ERR, V6(UDP, "2001:db8::1", 40205, 53), .icmp_type = 1, .icmp_code = 3, .vlans = 2 },
+	  XDP_TX, ICMP_FWD, SVC_V6_UDP, 0 },
+	{ "icmp6 time-exceeded quoting tcp with ext headers", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::1", 40206, 443), .icmp_type = 3, .ext = 2 },
+	  XDP_TX, ICMP_FWD, SVC_V6_TCP443, 0 },
+	{ "icmp6 error quoting a later fragment, 3-tuple", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::2", 0, 0), .icmp_type = 2, .frag = DP_FRAG_LATER },
+	  XDP_TX, ICMP_FWD, SVC_V6_TCP3, 0 },
+	{ "icmp4 error via devmap port", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.4", 40207, 80), .icmp_type = 3, .icmp_code = 4 },
+	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT) | C(RM_CNT_ICMP_FORWARDED), SVC_REDIR, 0 },
+	/* fragments of 3-tuple services */
+	{ "v4 udp first fragment, 3-tuple", { V4(UDP, "10.0.0.1", 40300, 53), .frag = DP_FRAG_FIRST, .payload = 64 },
+	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	{ "v4 udp later fragment, 3-tuple", { V4(UDP, "10.0.0.1", 0, 0), .frag = DP_FRAG_LATER },
+	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	{ "v4 tcp later fragment, 3-tuple, 1 tag", { V4(TCP, "10.0.0.8", 0, 0), .frag = DP_FRAG_LATER, .vlans = 1 },
+	  XDP_TX, FWD, SVC_V4_TCP3, 0 },
+	{ "v6 udp first fragment, 3-tuple", { V6(UDP, "2001:db8::1", 40301, 53), .frag = DP_FRAG_FIRST, .payload = 64 },
+	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	{ "v6 udp later fragment, 3-tuple", { V6(UDP, "2001:db8::1", 0, 0), .frag = DP_FRAG_LATER },
+	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	{ "v6 tcp later fragment after dstopts, 3-tuple", { V6(TCP, "2001:db8::2", 0, 0), .frag = DP_FRAG_LATER, .ext = 2 },
+	  XDP_TX, FWD, SVC_V6_TCP3, 0 },
+	/* fragments of 5-tuple services */
+	{ "v4 tcp first fragment, 5-tuple", { V4(TCP, "10.0.0.1", 40400, 80), .frag = DP_FRAG_FIRST },
+	  XDP_DROP, C(RM_CNT_DROP_FRAGMENT), -1, 0 },
+	{ "v6 tcp first fragment, 5-tuple", { V6(TCP, "2001:db8::1", 40401, 443), .frag = DP_FRAG_FIRST },
+	  XDP_DROP, C(RM_CNT_DROP_FRAGMENT), -1, 0 },
+	{ "v4 tcp later fragment, 5-tuple: no frag entry", { V4(TCP, "10.0.0.1", 0, 0), .frag = DP_FRAG_LATER },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v6 tcp later fragment, 5-tuple: no frag entry", { V6(TCP, "2001:db8::1", 0, 0), .frag = DP_FRAG_LATER },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	/* not ours */
+	{ "arp", { .kind = DP_ARP, .family = 4, .src = "10.0.0.254", .dst = "10.0.0.1" },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "arp 802.1Q", { .kind = DP_ARP, .family = 4, .src = "10.0.0.254", .dst = "10.0.0.1", .vlans = 1 },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "3 vlan tags: not parsed further", { V4(TCP, "10.0.0.1", 40500, 80), .vlans = 3 },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v4 tcp other address", { V4(TCP, "10.0.0.100", 40501, 80) },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v4 udp to a tcp-only vip", { V4(UDP, "10.0.0.2", 40502, 80) },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v6 tcp other port", { V6(TCP, "2001:db8::1", 40503, 80) },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v4 gre to vip", { .kind = DP_OTHER_PROTO, V4(TCP, "10.0.0.1", 0, 0), .other_proto = 47 },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v6 no-next-header", { .kind = DP_OTHER_PROTO, V6(TCP, "2001:db8::1", 0, 0), .other_proto = 59 },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "icmp4 echo to vip", { .kind = DP_ICMP_ECHO, V4(TCP, "10.0.0.1", 0, 0) },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "icmp6 echo to vip", { .kind = DP_ICMP_ECHO, V6(TCP, "2001:db8::1", 0, 0) },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "icmp4 error quoting a non-service flow", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.100", 40504, 22), .icmp_type = 3, .icmp_code = 3 },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "icmp4 error quoting icmp", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 0, 0), .icmp_type = 3, .inner_proto = IPPROTO_ICMP },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "icmp6 error quoting a 5-tuple later fragment", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::1", 0, 0), .icmp_type = 2, .frag = DP_FRAG_LATER },
+	  XDP_PASS, NOT_SVC, -1, 0 },
+	{ "v6 9 ext headers: over the limit", { V6(UDP, "2001:db8::1", 40505, 53), .ext = 9 },
+	  XDP_PASS, C(RM_CNT_PASS_EXT_LIMIT), -1, 0 },
+	{ "icmp6 quote with 9 ext headers", { .kind = DP_ICMP_ERR, V6(UDP, "2001:db8::1", 40506, 53), .icmp_type = 2, .ext = 9 },
+	  XDP_PASS, C(RM_CNT_PASS_EXT_LIMIT), -1, 0 },
+	/* malformed */
+	{ "v4 ihl 4", { V4(TCP, "10.0.0.1", 40600, 80), .mangle = DP_BAD_IHL },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 total length past the frame", { V4(TCP, "10.0.0.1", 40601, 80), .mangle = DP_TOTLEN_BIG },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 version 6 header", { V4(TCP, "10.0.0.1", 40602, 80), .mangle = DP_BAD_VERSION },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 truncated tcp header", { V4(TCP, "10.0.0.1", 40603, 80), .l4_short = 10 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 truncated tcp header in padding", { V4(TCP, "10.0.0.1", 40604, 80), .l4_short = 10, .pad_to = 80 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 tcp doff 4", { V4(TCP, "10.0.0.1", 40605, 80), .mangle = DP_TCP_DOFF },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v4 truncated udp header, non-service", { V4(UDP, "10.0.0.100", 40606, 53), .l4_short = 3 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v6 payload length past the frame", { V6(UDP, "2001:db8::1", 40607, 53), .mangle = DP_PLEN_BIG },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v6 truncated udp header", { V6(UDP, "2001:db8::1", 40608, 53), .l4_short = 2 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "v6 ext header longer than the packet", { V6(UDP, "2001:db8::1", 40609, 53), .ext = 1, .mangle = DP_EXT_OVERLONG },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "vlan tag cut short", { V4(TCP, "10.0.0.1", 40610, 80), .vlans = 1, .mangle = DP_VLAN_CUT },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "icmp4 quote without l4 bytes", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40611, 80), .icmp_type = 3, .icmp_code = 4, .quote = -1 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "icmp4 quote with 4 l4 bytes", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40612, 80), .icmp_type = 3, .icmp_code = 4, .quote = 4 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	{ "icmp6 quote without l4 bytes", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::1", 40613, 443), .icmp_type = 2, .quote = -1 },
+	  XDP_DROP, MALFORMED, -1, 0 },
+	/* no node */
+	{ "empty ring", { V4(TCP, "10.0.0.2", 40700, 80) },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "no ring", { V4(TCP, "10.0.0.3", 40701, 80) },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "node down", { V4(TCP, "10.0.0.6", 40702, 80) },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "corrupt ring", { V4(TCP, "10.0.0.7", 40703, 80) },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "ring names a node past rm_nodes", { V4(TCP, "10.0.0.9", 40704, 80) },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "icmp4 error for a service with an empty ring", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.2", 40705, 80), .icmp_type = 3, .icmp_code = 4 },
+	  XDP_DROP, NO_NODE, -1, 0 },
+	{ "devmap port missing", { V4(TCP, "10.0.0.5", 40706, 80) },
+	  XDP_DROP, C(RM_CNT_REDIRECT_FAILED), -1, 0 },
+};
+// clang-format on
+
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+struct expect {
+	int err;
+	__u32 verdict;
+	__u32 counters;
+	const __u8 *out; /* expected output, len bytes */
+	size_t len;
+};
+
+static int is_forward(__u32 verdict)
+{
+	return verdict == XDP_TX || verdict == XDP_REDIRECT;
+}
+
+/* Owner of a forwarded case per the userspace ring; -1 if none. */
+static long case_owner(const struct dp_case *c)
+{
+	struct rm_flow f;
+
+	if (c->svc < 0)
+		return -1;
+	dp_flow(&c->s, !!(fx->svc[c->svc].flags & RM_SVC_F_3TUPLE), &f);
+	return dp_expected_owner(fx, c->svc, &f);
+}
+
+/* Run data[0..len) and compare with e; prints and returns 1 on mismatch. */
+static int run_check(const char *what, const __u8 *data, size_t len,
+		     __u32 ifindex, const struct expect *e)
+{
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
+	static struct dp_run r;
+	int bad = 0, i;
+
+	assert_int_equal(dp_counters(fx, before), 0);
+	dp_run(fx, data, len, ifindex, &r);
+	assert_int_equal(dp_counters(fx, after), 0);
+
+	if (r.err != e->err) {
+		print_error("%s (len %zu): test_run returned %d, want %d\n",
+			    what, len, r.err, e->err);
+		return 1;
+	}
+	if (e->err)
+		return 0;
+	if (r.retval != e->verdict) {
+		print_error("%s (len %zu): verdict %s, want %s\n", what, len,
+			    dp_action_name(r.retval),
+			    dp_action_name(e->verdict));
+		bad = 1;
+	}
+	if (r.out_len != e->len || memcmp(r.out, e->out, e->len)) {
+		long got = dp_mac_node(r.out), want = dp_mac_node(e->out);
+
+		print_error("%s (len %zu): output differs (out len %u; dest "
+			    "node %ld, want %ld)\n",
+			    what, len, r.out_len, got, want);
+		bad = 1;
+	}
+	for (i = 0; i < RM_CNT_MAX; i++) {
+		__u64 want = (e->counters >> i) & 1;
+
+		if (after[i] - before[i] != want) {
+			print_error("%s (len %zu): counter %s rose by %llu, "
+				    "want %llu\n",
+				    what, len, dp_counter_names[i],
+				    (unsigned long long)(after[i] - before[i]),
+				    (unsigned long long)want);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+/* The full-length expectation of a case; out must hold the frame. */
+static void case_expect(const struct dp_case *c, const struct dp_pkt *p,
+			__u8 *out, struct expect *e)
+{
+	memcpy(out, p->b, p->len);
+	e->err = 0;
+	e->verdict = c->verdict;
+	e->counters = c->counters;
+	e->out = out;
+	e->len = p->len;
+	if (is_forward(c->verdict)) {
+		long owner = case_owner(c);
+
+		assert_true(owner >= 0);
+		dp_node_mac(owner, out);
+		dp_node_src_mac(owner, out + ETH_ALEN);
+	}
+}
+
+static void test_table(void **state)
+{
+	static struct dp_pkt p;
+	static __u8 out[DP_PKT_MAX];
+	int failed = 0;
+	size_t i;
+
+	(void)state;
+	NEED_BPF();
+	for (i = 0; i < N_CASES; i++) {
+		const struct dp_case *c = &cases[i];
+		struct rm_traffic s0 = {}, s1, n0 = {}, n1;
+		struct expect e;
+		long owner = -1;
+
+		dp_build(&c->s, &p);
+		case_expect(c, &p, out, &e);
+		if (is_forward(c->verdict)) {
+			owner = case_owner(c);
+			assert_int_equal(
+			    dp_traffic(fx, fx->svc_stats, c->svc, &s0), 0);
+			assert_int_equal(
+			    dp_traffic(fx, fx->node_stats, owner, &n0), 0);
+		}
+		if (run_check(c->desc, p.b, p.len, c->ifindex, &e)) {
+			failed++;
+			continue;
+		}
+		if (owner < 0)
+			continue;
+		/* the forwarded frame is accounted to its service and node */
+		assert_int_equal(dp_traffic(fx, fx->svc_stats, c->svc, &s1), 0);
+		assert_int_equal(dp_traffic(fx, fx->node_stats, owner, &n1), 0);
+		if (s1.packets - s0.packets != 1 ||
+		    s1.bytes - s0.bytes != p.len ||
+		    n1.packets - n0.packets != 1 ||
+		    n1.bytes - n0.bytes != p.len) {
+			print_error(
+			    "%s: traffic stats not bumped by 1 frame of "
+			    "%zu bytes\n",
+			    c->desc, p.len);
+			failed++;
+		}
+	}
+	print_message("table: %zu cases, %d failed\n", N_CASES, failed);
+	assert_int_equal(failed, 0);
+}
+
+/* Every table frame cut at every length. test_run refuses frames shorter
+ * than an Ethernet header (-EINVAL). Otherwise, with l2_len the VLAN-
+ * tagged Ethernet header the parser walks and ip_end the end of the IP
+ * packet by its own length field:
+ *   len < l2_len                 drop, malformed
+ *   not IP                       pass, not a service
+ *   len < ip_end                 drop, malformed: never forwarded
+ *   len >= ip_end                as the full frame (only padding is cut)
+ * so a frame is forwarded only when every header and the whole IP packet
+ * are there. */
+static void test_truncation(void **state)
+{
+	static struct dp_pkt p;
+	static __u8 out[DP_PKT_MAX];
+	size_t i, len, runs = 0;
+	int failed = 0;
+
+	(void)state;
+	NEED_BPF();
+	for (i = 0; i < N_CASES && failed < 20; i++) {
+		const struct dp_case *c = &cases[i];
+		struct expect full, e;
+
+		dp_build(&c->s, &p);
+		case_expect(c, &p, out, &full);
+		for (len = 0; len <= p.len && failed < 20; len++) {
+			e = full;
+			e.len = len;
+			if (len < ETH_HLEN) {
+				e.err = -EINVAL;
+			} else if (len < p.l2_len ||
+				   (p.ip_end && len < p.ip_end)) {
+				e.verdict = XDP_DROP;
+				e.counters = MALFORMED;
+				e.out = p.b;
+			} else if (!p.ip_end) {
+				e.verdict = XDP_PASS;
+				e.counters = NOT_SVC;
+				e.out = p.b;
+			}
+			failed += run_check(c->desc, p.b, len, c->ifindex, &e);
+			runs++;
+		}
+	}
+	print_message("truncation: %zu runs, %d failed\n", runs, failed);
+	assert_int_equal(failed, 0);
+}
+
+/* ---- random flows --------------------------------------------------- */
+static __u64 rng_state = 0x9e3779b97f4a7c15ULL;
+
+static __u64 rnd(void)
+{
+	/* splitmix64: fixed start, so any failure reproduces */
+	__u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A random client address of the family, as text. */
+static void rnd_client(int family, char *buf, size_t n)
+{
+	__u8 a[16];
+	__u64 x = rnd(), y = rnd();
+
+	memcpy(a, &x, 8);
+	memcpy(a + 8, &y, 8);
+	if (family == 4 && (a[0] == 0 || a[0] >= 224))
+		a[0] = 100; /* keep it unicast */
+	inet_ntop(family == 6 ? AF_INET6 : AF_INET, a, buf, n);
+}
+
+/* Dest node of a frame run through the program, -1 if not forwarded. */
+static long run_owner(const struct dp_pkt *p)
+{
+	static struct dp_run r;
+
+	dp_run(fx, p->b, p->len, 0, &r);
+	if (r.err || r.retval != XDP_TX)
+		return -1;
+	return dp_mac_node(r.out);
+}
+
+/* An ICMP error quoting a flow reaches the node the flow's own packets
+ * reach, and so do all fragments of a 3-tuple flow. */
+static void test_follow_flow(void **state)
+{
+	static const struct {
+		int family;
+		__u8 proto;
+		const char *vip;
+		__u16 port;
+		int three;
+	} svcs[] = {
+	    {4, IPPROTO_TCP, "10.0.0.1", 80, 0},
+	    {4, IPPROTO_UDP, "10.0.0.1", 53, 1},
+	    {6, IPPROTO_TCP, "2001:db8::1", 443, 0},
+	    {6, IPPROTO_UDP, "2001:db8::1", 53, 1},
+	    {6, IPPROTO_TCP, "2001:db8::2", 80, 1},
+	    {4, IPPROTO_TCP, "10.0.0.8", 80, 1},
+	};
+	static struct dp_pkt p;
+	char client[INET6_ADDRSTRLEN];
+	int i, k, failed = 0, checked = 0;
+
+	(void)state;
+	NEED_BPF();
+	for (i = 0; i < 200; i++) {
+		for (k = 0; k < (int)(sizeof(svcs) / sizeof(svcs[0])); k++) {
+			struct dp_spec s = {
+			    .family = svcs[k].family,
+			    .proto = svcs[k].proto,
+			    .dst = svcs[k].vip,
+			    .src = client,
+			    .sport = 1024 + rnd() % 64000,
+			    .dport = svcs[k].port,
+			};
+			long own, other;
+
+			rnd_client(s.family, client, sizeof(client));
+			dp_build(&s, &p);
+			own = run_owner(&p);
+			if (own < 0) {
+				print_error("flow not forwarded\n");
+				failed++;
+				continue;
+			}
+			s.kind = DP_ICMP_ERR;
+			s.icmp_type = s.family == 6 ? 2 : 3;
+			s.icmp_code = s.family == 6 ? 0 : 4;
+			dp_build(&s, &p);
+			other = run_owner(&p);
+			checked++;
+			if (other != own) {
+				print_error(
+				    "%s %s:%u -> %s:%u: icmp error to %ld, "
+				    "flow to %ld\n",
+				    s.proto == IPPROTO_TCP ? "tcp" : "udp",
+				    s.src, s.sport, s.dst, s.dport, other, own);
+				failed++;
+			}
+			if (!svcs[k].three)
+				continue;
+			s.kind = DP_IP;
+			s.frag = DP_FRAG_FIRST;
+			dp_build(&s, &p);
+			other = run_owner(&p);
+			s.frag = DP_FRAG_LATER;
+			dp_build(&s, &p);
+			checked += 2;
+			if (other != own || run_owner(&p) != own) {
+				print_error("%s -> %s: fragments leave the "
+					    "flow's node %ld\n",
+					    s.src, s.dst, own);
+				failed++;
+			}
+		}
+	}
+	print_message("follow-flow: %d checks, %d failed\n", checked, failed);
+	assert_int_equal(failed, 0);
+}
+
+/* Without RM_CFG_SEEDED nothing is routed, whatever the maps hold. */
+static void test_unseeded(void **state)
+{
+	static struct dp_pkt p;
+	struct dp_spec s = {V4(TCP, "10.0.0.1", 41000, 80)};
+	struct expect e = {
+	    .verdict = XDP_DROP,
+	    .counters = NO_NODE,
+	};
+	int bad;
+
+	(void)state;
+	NEED_BPF();
+	dp_build(&s, &p);
+	e.out = p.b;
+	e.len = p.len;
+	assert_int_equal(dp_set_config(fx, 0), 0);
+	bad = run_check("unseeded", p.b, p.len, 0, &e);
+	assert_int_equal(dp_set_config(fx, RM_CFG_SEEDED), 0);
+	assert_int_equal(bad, 0);
+	assert_true(run_owner(&p) >= 0);
+}
+
+/* ---- hash parity ----------------------------------------------------- */
+#define PAR_SVC5 30 /* 10.9.0.1-2, 2001:db8:9::1-2, any port: 5-tuple */
+#define PAR_SVC3 31 /* 10.9.0.3-4, 2001:db8:9::3-4, any port: 3-tuple */
+
+static const char *const par_vip4[] = {"10.9.0.1", "10.9.0.2", "10.9.0.3",
+				       "10.9.0.4"};
+static const char *const par_vip6[] = {"2001:db8:9::1", "2001:db8:9::2",
+				       "2001:db8:9::3", "2001:db8:9::4"};
+
+static void parity_services(void)
+{
+	int i, err = 0;
+
+	for (i = 0; i < 4; i++) {
+		__u32 id = i < 2 ? PAR_SVC5 : PAR_SVC3;
+		__u32 fl = i < 2 ? 0 : RM_SVC_F_3TUPLE;
+
+		err |= dp_service(fx, 4, par_vip4[i], IPPROTO_TCP, 0, id, fl);
+		err |= dp_service(fx, 4, par_vip4[i], IPPROTO_UDP, 0, id, fl);
+		err |= dp_service(fx, 6, par_vip6[i], IPPROTO_TCP, 0, id, fl);
+		err |= dp_service(fx, 6, par_vip6[i], IPPROTO_UDP, 0, id, fl);
+	}
+	assert_int_equal(err, 0);
+}
+
+/* Random flows over one ring: the kernel's pick must be the userspace
+ * ring's, flow by flow. Returns mismatches. */
+static int parity_run(__u32 first_id, __u32 n_nodes, __u32 vnodes, int flows)
+{
+	static struct dp_pkt p;
+	char client[INET6_ADDRSTRLEN];
+	__u32 ids[2] = {PAR_SVC5, PAR_SVC3}, i;
+	int f, bad = 0, unfwd = 0;
+	struct timespec t0, t1;
+
+	for (i = 0; i < n_nodes; i++)
+		assert_int_equal(
+		    dp_set_node(fx, first_id + i, LO_IFINDEX, RM_NODE_ACTIVE),
+		    0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(dp_push_ring(fx, ids, 2, first_id, n_nodes, vnodes),
+			 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	for (f = 0; f < flows; f++) {
+		__u64 r = rnd();
+		int vip = r & 3;
+		struct dp_spec s = {
+		    .family = (r >> 2) & 1 ? 6 : 4,
+		    .proto = (r >> 3) & 1 ? IPPROTO_UDP : IPPROTO_TCP,
+		    .src = client,
+		    .sport = (r >> 16) & 0xffff,
+		    .dport = (r >> 32) & 0xffff,
+		    .payload = (r >> 48) & 63,
+		};
+		__u32 svc = vip < 2 ? PAR_SVC5 : PAR_SVC3;
+		struct rm_flow fl;
+		long want, got;
+
+		s.dst = s.family == 6 ? par_vip6[vip] : par_vip4[vip];
+		rnd_client(s.family, client, sizeof(client));
+		dp_build(&s, &p);
+		dp_flow(&s, svc == PAR_SVC3, &fl);
+		want = dp_expected_owner(fx, svc, &fl);
+		got = run_owner(&p);
+		if (got < 0)
+			unfwd++;
+		if (want != got) {
+			if (++bad <= 10) {
+				char t[160];
+
+				dp_flow_str(&fl, t, sizeof(t));
+				print_error("parity (%u nodes x %u vnodes): %s "
+					    "hash %08x: kernel node %ld, "
+					    "userspace node %ld\n",
+					    n_nodes, vnodes, t,
+					    rm_flow_hash(&dp_seed, &fl), got,
+					    want);
+			}
+		}
+	}
+	print_message("parity: %u nodes x %u vnodes = %u entries (push %.2fs): "
+		      "%d flows, %d mismatches, %d not forwarded\n",
+		      n_nodes, vnodes, n_nodes * vnodes,
+		      (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+		      flows, bad, unfwd);
+	return bad;
+}
+
+static void test_parity(void **state)
+{
+	/* the largest ring: RM_MAX_RING_ENTRIES entries exactly */
+	__u32 big_nodes = RM_MAX_RING_ENTRIES / RM_MAX_VNODES;
+	int bad = 0;
+
+	(void)state;
+	NEED_BPF();
+	assert_int_equal(big_nodes * RM_MAX_VNODES, RM_MAX_RING_ENTRIES);
+	assert_true(big_nodes <= RM_MAX_NODES_PER_RING);
+	parity_services();
+	bad += parity_run(100, 3, RM_DEFAULT_VNODES, 4000);
+	bad += parity_run(200, 64, RM_DEFAULT_VNODES, 4000);
+	bad += parity_run(1000, big_nodes, RM_MAX_VNODES, 4000);
+	assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_truncation),
+	    cmocka_unit_test(test_follow_flow),
+	    cmocka_unit_test(test_unseeded),
+	    cmocka_unit_test(test_parity),
+	};
+
+	return cmocka_run_group_tests_name("dataplane", tests, group_setup,
+					   group_teardown);
+}
