@@ -94,7 +94,7 @@ void rm_json_num(struct rm_json *j, const char *key, double val)
 {
 	prefix(j, key);
 	if (isfinite(val))
-		fprintf(j->f, "%.9g", val);
+		fprintf(j->f, "%.17g", val);
 	else
 		fputs("null", j->f); /* JSON has no NaN/inf */
 }

@@ -91,7 +91,8 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 	if (!r.nodes || !r.entries || !tmp)
 		goto fail;
 
-	memcpy(r.nodes, nodes, n_nodes * sizeof(*nodes));
+	if (n_nodes)
+		memcpy(r.nodes, nodes, n_nodes * sizeof(*nodes));
 	for (i = 0; i < n_nodes; i++) /* no stray bytes past the NUL */
 		strncpy(r.nodes[i].name, nodes[i].name, RM_NAME_MAX);
 	qsort(r.nodes, n_nodes, sizeof(*r.nodes), spec_by_name);
@@ -151,15 +152,29 @@ void rm_ring_arcs(const struct rm_ring *r, __u64 *arcs)
 			r->entries[i].point - r->entries[i - 1].point;
 }
 
-/* Owner name of key range ending at boundary b: the first entry whose
- * point >= b, found by the cursor that the sweep advances monotonically. */
-static const char *owner_at(const struct rm_ring *r, __u32 *cursor, __u64 key)
+/* Owner (node index, or -1 for an empty ring) of key, by a cursor the
+ * sweep only moves forward. */
+static int owner_at(const struct rm_ring *r, __u32 *cursor, __u64 key)
 {
 	if (r->n == 0)
-		return "-";
+		return -1;
 	while (*cursor < r->n && r->entries[*cursor].point < key)
 		(*cursor)++;
-	return r->nodes[r->entries[*cursor < r->n ? *cursor : 0].node].name;
+	return (int)r->entries[*cursor < r->n ? *cursor : 0].node;
+}
+
+struct move_rec {
+	int from, to; /* node indexes, -1 = none */
+	__u64 keys;
+};
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct move_rec *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
 }
 
 static int move_cmp(const void *a, const void *b)
@@ -173,51 +188,34 @@ static int move_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->to, y->to);
 }
 
-static int add_move(struct rm_move **moves, size_t *n, size_t *cap,
-		    const char *from, const char *to, __u64 keys)
+static const char *node_name(const struct rm_ring *r, int idx)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*moves)[i].from, from) &&
-		    !strcmp((*moves)[i].to, to)) {
-			(*moves)[i].keys += keys;
-			return 0;
-		}
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct rm_move *m = realloc(*moves, ncap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		*moves = m;
-		*cap = ncap;
-	}
-	memset(&(*moves)[*n], 0, sizeof(**moves));
-	snprintf((*moves)[*n].from, RM_NAME_MAX, "%s", from);
-	snprintf((*moves)[*n].to, RM_NAME_MAX, "%s", to);
-	(*moves)[*n].keys = keys;
-	(*n)++;
-	return 0;
+	return idx < 0 ? "-" : r->nodes[idx].name;
 }
 
 /* Sweep the union of both rings' points: between consecutive boundaries
  * each ring has one owner, so comparing owners per elementary interval
- * gives the exact moved keyspace. */
+ * gives the exact moved keyspace. Records are merged by (from, to) index
+ * with one sort at the end, so a diff costs O(n log n) in the entries. */
 int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
 		 struct rm_move **moves, size_t *n_moves, __u64 *moved)
 {
+	size_t cap = (size_t)from->n + to->n + 1, nrec = 0, n = 0;
+	struct move_rec *recs = calloc(cap, sizeof(*recs));
 	__u32 ia = 0, ib = 0, ca = 0, cb = 0;
-	size_t n = 0, cap = 0;
 	__u64 start = 0, total = 0;
-	int err = 0;
+	struct rm_move *out = NULL;
 
 	*moves = NULL;
 	*n_moves = 0;
 	*moved = 0;
+	if (!recs)
+		return -ENOMEM;
 	while (start < (1ULL << 32)) {
 		/* the interval [start, end] ends at the next point of either
 		 * ring, or at the top of the keyspace */
 		__u64 end = (1ULL << 32) - 1;
-		const char *oa, *ob;
+		int oa, ob;
 
 		while (ia < from->n && from->entries[ia].point < start)
 			ia++;
@@ -229,24 +227,41 @@ int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
 			end = to->entries[ib].point;
 		oa = owner_at(from, &ca, start);
 		ob = owner_at(to, &cb, start);
-		if (strcmp(oa, ob)) {
-			err = add_move(moves, &n, &cap, oa, ob,
-				       end - start + 1);
-			if (err)
-				goto fail;
+		if (strcmp(node_name(from, oa), node_name(to, ob)) &&
+		    nrec < cap) {
+			recs[nrec].from = oa;
+			recs[nrec].to = ob;
+			recs[nrec].keys = end - start + 1;
+			nrec++;
 			total += end - start + 1;
 		}
 		start = end + 1;
 	}
+	qsort(recs, nrec, sizeof(*recs), rec_cmp);
+	out = calloc(nrec ? nrec : 1, sizeof(*out));
+	if (!out) {
+		free(recs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nrec; i++) {
+		if (n && recs[i].from == recs[i - 1].from &&
+		    recs[i].to == recs[i - 1].to) {
+			out[n - 1].keys += recs[i].keys;
+			continue;
+		}
+		snprintf(out[n].from, RM_NAME_MAX, "%s",
+			 node_name(from, recs[i].from));
+		snprintf(out[n].to, RM_NAME_MAX, "%s", node_name(to, recs[i].to));
+		out[n].keys = recs[i].keys;
+		n++;
+	}
+	free(recs);
 	if (n)
-		qsort(*moves, n, sizeof(**moves), move_cmp);
+		qsort(out, n, sizeof(*out), move_cmp);
+	*moves = out;
 	*n_moves = n;
 	*moved = total;
 	return 0;
-fail:
-	free(*moves);
-	*moves = NULL;
-	return err;
 }
 
 __u32 rm_ring_index_bits(__u32 n)

@@ -12,7 +12,7 @@ int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!s || *s < '0' || *s > '9') /* strtoull skips spaces, takes signs */
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -126,11 +126,11 @@ int rm_parse_seed(const char *s, struct rm_seed *seed)
 
 void rm_format_seed(const struct rm_seed *seed, char out[33])
 {
-	for (int i = 0; i < 8; i++) {
-		sprintf(out + 2 * i, "%02x", (unsigned)(seed->k0 >> (8 * i)) & 0xff);
-		sprintf(out + 16 + 2 * i, "%02x",
-			(unsigned)(seed->k1 >> (8 * i)) & 0xff);
-	}
+	/* in order: each sprintf's NUL is overwritten by the next one */
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x",
+			(unsigned)((i < 8 ? seed->k0 : seed->k1) >> (8 * (i % 8))) &
+				0xff);
 	out[32] = '\0';
 }
 
@@ -162,7 +162,8 @@ int rm_parse_mac(const char *s, __u8 mac[6])
 	unsigned int v[6];
 	char tail;
 
-	if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2],
+	if (!s || strspn(s, "0123456789abcdefABCDEF:") != 17 ||
+	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2],
 			 &v[3], &v[4], &v[5], &tail) != 6 ||
 	    strlen(s) != 17)
 		return -EINVAL;

@@ -152,31 +152,43 @@ int cmd_ring(struct ctl_opts *o)
 	return RM_EXIT_OK;
 }
 
-/* What a perfect scheme must move from a to b: keys of nodes that leave
- * plus the fair share of nodes that join (by weight in b). */
+/* What a perfect scheme must move from a to b: the keys of nodes that
+ * leave, or the share (by weight in b) that nodes joining or gaining
+ * weight must receive, whichever is larger: both must move, and a perfect
+ * scheme moves the leaving keys straight to the gaining nodes. */
 double plan_ideal_share(const struct rm_ring *a, const struct rm_ring *b)
 {
 	__u64 *arcs = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*arcs));
-	__u64 wb = 0, wnew = 0;
-	double ideal = 0;
+	double removed = 0, gained = 0;
+	__u64 wb = 0;
 
 	if (!arcs)
 		return 0;
-	rm_ring_arcs(a, arcs);
-	for (__u32 i = 0; i < a->n_nodes; i++)
-		if (rm_ring_find(b, a->nodes[i].name) < 0)
-			ideal += arcs[i] / KEYSPACE;
-	for (__u32 i = 0; i < b->n_nodes; i++) {
-		wb += b->nodes[i].weight;
-		if (rm_ring_find(a, b->nodes[i].name) < 0)
-			wnew += b->nodes[i].weight;
+	if (!a->n_nodes || !b->n_nodes) {
+		free(arcs);
+		return a->n_nodes || b->n_nodes ? 1 : 0;
 	}
-	if (wb && a->n_nodes)
-		ideal += (double)wnew / wb;
-	else if (!a->n_nodes && b->n_nodes)
-		ideal = 1; /* from nothing, everything is new */
+	rm_ring_arcs(a, arcs);
+	for (__u32 i = 0; i < a->n_nodes; i++) {
+		if (rm_ring_find(b, a->nodes[i].name) < 0)
+			removed += arcs[i] / KEYSPACE;
+	}
+	for (__u32 i = 0; i < b->n_nodes; i++)
+		wb += b->nodes[i].weight;
+	for (__u32 i = 0; i < b->n_nodes; i++) {
+		int k = rm_ring_find(a, b->nodes[i].name);
+		double fair = (double)b->nodes[i].weight / wb;
+
+		/* a joining node must receive its fair share; a node gaining
+		 * weight the part of it that it does not own yet */
+		if (k < 0)
+			gained += fair;
+		else if (b->nodes[i].weight > a->nodes[k].weight &&
+			 fair > arcs[k] / KEYSPACE)
+			gained += fair - arcs[k] / KEYSPACE;
+	}
 	free(arcs);
-	return ideal;
+	return removed > gained ? removed : gained;
 }
 
 int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,

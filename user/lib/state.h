@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live state under the pin dir: create it, open and lock it, read it
+ * into a snapshot, and move it from one snapshot to another.
+ *
+ * Every change is "old snapshot -> new snapshot": a command copies the
+ * snapshot it read, edits the copy with the rm_snap_* helpers, and
+ * rm_state_commit() validates the result, builds every ring that changes
+ * off to the side, then writes the maps in an order the data plane
+ * tolerates (a node slot is filled before a ring points at it and freed
+ * after no ring and no in-flight packet can). A failure before the first
+ * write changes nothing; one after it is rolled back to the old snapshot.
+ *
+ * Functions return 0 (or an id) or a negative errno; on failure
+ * rm_errmsg() says what went wrong and how to fix it, in one line.
+ */
+#ifndef RM_STATE_H
+#define RM_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <ringmaster/rm_common.h>
+#include "ring.h"
+
+/* The BPF program's maps, all pinned as <pin dir>/<name>. */
+enum rm_map_id {
+	RM_M_SERVICES,
+	RM_M_RINGS,
+	RM_M_NODES,
+	RM_M_CONFIG,
+	RM_M_SVC_META,
+	RM_M_COUNTERS,
+	RM_M_SVC_STATS,
+	RM_M_NODE_STATS,
+	RM_M_TX_PORTS,
+	RM_M_NR
+};
+extern const char *const rm_map_names[RM_M_NR];
+
+/* Attached interfaces: an ARRAY that ringload creates and pins next to
+ * the program's maps (bpffs holds only pins and directories, and the data
+ * plane never needs it). Slot ifindex 0 = free. */
+#define RM_MAP_IFACES "rm_ifaces"
+#define RM_MAX_IFACES 64
+struct rm_iface {
+	__u32 ifindex;
+	__u32 mode;    /* enum xdp_attach_mode */
+	__u32 prog_id; /* our rm_xdp instance on this interface */
+	__u32 pad;
+	char name[RM_IFNAME_MAX];
+};
+
+#define RM_PATH_MAX 256
+
+struct rm_state {
+	char pin_dir[RM_PATH_MAX];
+	int fd[RM_M_NR];
+	int lock_fd;
+	int ncpus;       /* possible CPUs: per-CPU values per key */
+	__u32 tx_vsize;  /* rm_tx_ports value size: ifindex or devmap_val */
+};
+
+/* The control-plane view: everything a change rewrites. */
+struct rm_snap {
+	struct rm_config cfg;
+	struct rm_svc_meta svc[RM_MAX_SERVICES];
+	struct rm_node node[RM_MAX_NODES];
+};
+
+const char *rm_errmsg(void);
+
+/* ---- bpffs, creation, removal ---------------------------------------- */
+struct bpf_object;
+struct ringmaster_bpf;
+/* Mount bpffs at /sys/fs/bpf if nothing is there, create pin_dir, and
+ * check it is on bpffs. */
+int rm_bpffs_prepare(const char *pin_dir);
+/* Point every map of obj at <pin_dir>/<name>, so loading it reuses the
+ * pinned maps or creates and pins them. */
+int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir);
+/* Create the state at pin_dir (or reuse it) by loading the program with
+ * pin paths, not attached anywhere, and seed rm_config if it never was.
+ * With skel non-NULL the loaded skeleton is handed over (tests run it
+ * with BPF_PROG_TEST_RUN); otherwise it is closed, the pins remain. */
+int rm_state_create(const char *pin_dir, struct ringmaster_bpf **skel);
+/* Unpin every map under pin_dir and remove the directory. */
+int rm_state_purge(const char *pin_dir);
+
+/* ---- open, lock ------------------------------------------------------ */
+enum rm_lock { RM_LOCK_NONE, RM_LOCK_SH, RM_LOCK_EX };
+int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock);
+void rm_state_close(struct rm_state *st);
+/* Take the pin dir's lock on an fd the caller closes: -EWOULDBLOCK never,
+ * it waits. */
+int rm_lock_pin_dir(const char *pin_dir, enum rm_lock lock);
+
+/* ---- reading --------------------------------------------------------- */
+int rm_state_read(struct rm_state *st, struct rm_snap *s);
+/* The inner array the kernel searches for service svc (*slots malloc'd). */
+int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
+			__u32 *nslots);
+/* Turn kernel slots back into a ring (names from s) for arcs and diffs. */
+int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
+		   const struct rm_snap *s, __u32 svc, struct rm_ring *r);
+/* Per-CPU sums. */
+int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX]);
+int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
+		     struct rm_traffic *out);
+
+/* ---- editing a snapshot ---------------------------------------------- */
+int rm_snap_find_svc(const struct rm_snap *s, const char *name);
+int rm_snap_find_node(const struct rm_snap *s, __u32 svc, const char *name);
+/* Adds m (name, key, flags, vnodes) and returns the service id. Ids and
+ * slots are taken free in both s and base (the snapshot being replaced),
+ * so nothing freed by this change is reused by it: the data plane may
+ * still be looking at it. A name that base holds with the same key keeps
+ * its id. -EEXIST duplicate name or key, -ENOSPC full, -EINVAL bad. */
+int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
+		    const struct rm_svc_meta *m);
+void rm_snap_svc_del(struct rm_snap *s, __u32 svc);
+/* Adds an ACTIVE node, MAC and ifindex of dev looked up now. Returns the
+ * slot; its gen moves on when the slot changes hands. */
+int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
+		     const char *name, const __u8 mac[6], const char *dev,
+		     __u32 weight);
+void rm_snap_node_del(struct rm_snap *s, __u32 slot);
+/* RM_NODE_ACTIVE / DRAINING / DOWN; entering DOWN bumps gen. */
+void rm_snap_node_state(struct rm_snap *s, __u32 slot, __u32 state);
+/* Build service svc's ring from its ACTIVE nodes (ids = slots). */
+int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
+/* ifindex and MAC of an interface. */
+int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6]);
+const char *rm_node_state_name(__u32 state);
+
+/* ---- changing the live state ----------------------------------------- */
+#define RM_APPLY_DRY_RUN 0x1  /* validate and build rings in memory only */
+#define RM_APPLY_ALL 0x2      /* rewrite every ring and key (rollback) */
+
+struct rm_plan {
+	unsigned int flags;
+	bool changed[RM_MAX_SERVICES];        /* ring rebuilt */
+	struct rm_ring ring[RM_MAX_SERVICES]; /* the new ring if changed */
+	int fd[RM_MAX_SERVICES];              /* its inner map, not installed */
+};
+int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, unsigned int flags,
+		  struct rm_plan *p);
+int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, struct rm_plan *p);
+void rm_plan_free(struct rm_plan *p);
+/* Build, apply, and on a failure after the first write restore old.
+ * Call with the exclusive lock held and old read under it. flags: 0, or
+ * RM_APPLY_ALL to rewrite everything (restore: heals any drift). */
+int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
+		    const struct rm_snap *new, unsigned int flags);
+
+#endif /* RM_STATE_H */
