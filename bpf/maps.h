@@ -96,4 +96,37 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } rm_tx_ports SEC(".maps");
 
+/* Connection table (conntrack.h has the rules). LRU, so a full table
+ * makes room by dropping the least recently used entry instead of
+ * refusing new flows. BPF_F_NO_COMMON_LRU gives each CPU its own LRU list
+ * and free pool over the one shared hash table: an insert takes no global
+ * LRU lock, and each CPU evicts only from its own list; a lookup still
+ * finds an entry whichever CPU wrote it, so a flow whose packets move to
+ * another CPU (an RSS change, veth in the tests) keeps its node. The
+ * cost: each CPU can hold only max_entries / ncpus entries of its own,
+ * so a CPU that sees more flows than that evicts early even if the table
+ * has room elsewhere; size it with that in mind. The loader sets
+ * max_entries at attach time (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(max_entries, RM_DEFAULT_CONN_ENTRIES);
+	__type(key, struct rm_flow);
+	__type(value, struct rm_conn);
+} rm_conns SEC(".maps");
+
+/* Per-CPU token bucket bounding rm_conns writes (conntrack.h). Private to
+ * the data plane: userspace only sets the rate, in rm_config. */
+struct rm_conn_bucket {
+	__u64 tokens;  /* in 1/1e9 of a write: one write costs 1e9 */
+	__u64 last_ns; /* rm_conn_now() of the last refill */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rm_conn_bucket);
+} rm_conn_limit SEC(".maps");
+
 #endif /* RM_BPF_MAPS_H */

@@ -50,7 +50,8 @@ struct rm_pkt {
 	struct rm_flow flow; /* client -> VIP, ICMP quotes already reversed */
 	__u8 frag;	     /* RM_FRAG_* */
 	__u8 icmp;	     /* 1: an ICMP error quoting flow */
-	__u8 pad[2];
+	__u8 syn;	     /* 1: TCP with SYN set and ACK clear */
+	__u8 pad;
 };
 
 struct rm_vlan_hdr {
@@ -326,6 +327,9 @@ static __always_inline int rm_parse_l4(struct xdp_md *ctx, struct rm_cursor *c,
 			return RM_PARSE_MALFORMED;
 		f->sport = th->source;
 		f->dport = th->dest;
+		/* a connection's first packet: the connection table leaves
+		 * it to the ring (conntrack.h) */
+		pkt->syn = th->syn && !th->ack;
 		return RM_PARSE_OK;
 	}
 	if (proto == IPPROTO_UDP) {

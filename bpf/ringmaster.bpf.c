@@ -4,10 +4,11 @@
  * flow hash, find its owner on the service's consistent-hash ring and send
  * the frame there by L2 DSR.
  *
- * Per packet: parse (parse.h) -> service (service.h) -> config and hash
- * (rm_hash.h) -> ring owner (ring.h) -> node state -> forward (forward.h).
+ * Per packet: parse (parse.h) -> service (service.h) -> config ->
+ * connection table (conntrack.h) -> on no valid entry: hash (rm_hash.h),
+ * ring owner (ring.h), node state, remember -> forward (forward.h).
  * Every outcome bumps exactly one rm_counters slot (forwarded ICMP errors
- * also bump RM_CNT_ICMP_FORWARDED).
+ * also bump RM_CNT_ICMP_FORWARDED; table events bump the conn-* ones).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -20,6 +21,7 @@
 #include "parse.h"
 #include "service.h"
 #include "ring.h"
+#include "conntrack.h"
 #include "forward.h"
 
 static __always_inline void rm_flow_3tuple(struct rm_flow *f)
@@ -35,7 +37,8 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_config *cfg;
 	struct rm_node *node;
 	struct rm_svc *svc;
-	__u32 zero = 0, node_id, svc_id, h;
+	__u32 zero = 0, node_id = 0, svc_id, three, h;
+	int conn = RM_CONN_NONE;
 
 	switch (rm_parse(ctx, &pkt)) {
 	case RM_PARSE_OK:
@@ -52,7 +55,8 @@ int rm_xdp(struct xdp_md *ctx)
 	if (!svc)
 		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
 	svc_id = svc->id;
-	if (svc->flags & RM_SVC_F_3TUPLE) {
+	three = svc->flags & RM_SVC_F_3TUPLE;
+	if (three) {
 		rm_flow_3tuple(&pkt.flow);
 	} else if (pkt.frag != RM_FRAG_NONE) {
 		/* later fragments carry no ports, so no 5-tuple hash can
@@ -65,16 +69,40 @@ int rm_xdp(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&rm_config, &zero);
 	if (!cfg || !(cfg->flags & RM_CFG_SEEDED))
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
-	h = rm_flow_hash(&cfg->seed, &pkt.flow);
 
-	if (rm_ring_owner(svc_id, h, &node_id))
-		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
-	/* a node leaves the ring before its slot changes state; one seen
-	 * here in any other state is mid-update, and dropping is safer than
-	 * sending to a node that may be gone */
+	/* a SYN of a 5-tuple service is a new connection: the ring decides
+	 * and the table is not touched (conntrack.h). A hit needs neither
+	 * the hash nor the ring search, so established flows cost less than
+	 * new ones. */
+	if (!pkt.syn || three)
+		conn = rm_conn_lookup(&pkt.flow, cfg->udp_timeout_s, !pkt.icmp,
+				      &node_id);
+	if (conn != RM_CONN_HIT) {
+		h = rm_flow_hash(&cfg->seed, &pkt.flow);
+		if (rm_ring_owner(svc_id, h, &node_id))
+			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	}
 	node = bpf_map_lookup_elem(&rm_nodes, &node_id);
-	if (!node || node->state != RM_NODE_ACTIVE)
+	if (!node)
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	if (conn == RM_CONN_HIT) {
+		/* checked by the lookup; again here, as the state may have
+		 * changed since, and a DOWN node must not get it */
+		if (node->state != RM_NODE_ACTIVE &&
+		    node->state != RM_NODE_DRAINING)
+			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	} else {
+		/* a node leaves the ring before its slot changes state;
+		 * one seen here in any other state is mid-update, and
+		 * dropping is safer than sending to a node that may be
+		 * gone */
+		if (node->state != RM_NODE_ACTIVE)
+			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+		/* SYNs and ICMP errors never write (conntrack.h) */
+		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp)
+			rm_conn_remember(&pkt.flow, node_id, node->gen,
+					 cfg->conn_insert_rate);
+	}
 
 	return rm_forward(ctx, node, svc_id, node_id, pkt.icmp);
 }

@@ -173,8 +173,40 @@ struct rm_config {
 	struct rm_seed seed;
 	__u32 udp_timeout_s; /* host; idle timeout of UDP connection entries */
 	__u32 flags;         /* host; RM_CFG_* */
+	/* appended: the fields above keep their offsets */
+	__u32 conn_insert_rate; /* host; rm_conns writes/s/CPU; 0 = no limit */
+	__u32 pad;              /* zero */
 };
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
+
+/* ---- rm_conns: LRU_HASH, struct rm_flow -> rm_conn ------------------ */
+/* Connection table: flow (always the full 5-tuple as hashed, i.e. ports
+ * zero for 3-tuple services) -> the node it was sent to, so established
+ * flows stay on their node when the ring changes. The data plane writes
+ * an entry on the first non-SYN packet of a flow (never on a SYN), and
+ * uses it while the node slot still has the remembered gen and is ACTIVE
+ * or DRAINING and, for UDP, the entry is younger than the UDP timeout.
+ * bpf/conntrack.h has the rules; the map is created with
+ * RM_DEFAULT_CONN_ENTRIES, which the loader may override, and per-CPU LRU
+ * lists: each CPU evicts from its own max_entries / ncpus entries. */
+#ifndef RM_DEFAULT_CONN_ENTRIES
+#define RM_DEFAULT_CONN_ENTRIES 262144
+#endif
+#ifndef RM_DEFAULT_UDP_TIMEOUT_S
+#define RM_DEFAULT_UDP_TIMEOUT_S 60 /* rm_config.udp_timeout_s 0 means this */
+#endif
+/* rm_config.conn_insert_rate for a new config: entries a CPU may write per
+ * second (burst: one second's worth), which bounds how fast a flood of
+ * made-up non-SYN flows can evict real entries. 0 in rm_config means no
+ * limit, so the control plane sets this when it creates the config. */
+#ifndef RM_DEFAULT_CONN_INSERT_RATE
+#define RM_DEFAULT_CONN_INSERT_RATE 200000
+#endif
+struct rm_conn {
+	__u32 node;    /* host; rm_nodes slot */
+	__u32 gen;     /* host; rm_nodes[node].gen when remembered */
+	__u64 last_ns; /* host; CLOCK_MONOTONIC_COARSE of the last refresh */
+};
 
 /* ---- rm_counters: PERCPU_ARRAY [RM_CNT_MAX] of __u64 ---------------- */
 #define RM_COUNTERS(X)                                                     \
@@ -191,7 +223,24 @@ struct rm_config {
 	X(RM_CNT_CONN_MISS, "conn-miss")                                   \
 	X(RM_CNT_CONN_INSERT, "conn-insert")                               \
 	X(RM_CNT_CONN_STALE, "conn-stale")                                 \
-	X(RM_CNT_CONN_EVICTED, "conn-evicted")
+	X(RM_CNT_CONN_INSERT_LIMITED, "conn-insert-limited")
+/* The conn-* counters come on top of the one outcome counter above and
+ * count rm_conns events, not packets (SYNs of 5-tuple services skip the
+ * table and count none of them):
+ *   conn-hit             lookup found a valid entry; sent to its node
+ *   conn-miss            lookup found no entry
+ *   conn-stale           lookup found an entry no longer valid (node slot
+ *                        freed, down or reused; UDP idle too long)
+ *   conn-insert          entry written with the ring owner, after a miss
+ *                        or stale lookup of a packet allowed to write
+ *   conn-insert-limited  such a write refused by conn_insert_rate; the
+ *                        packet still goes to the ring owner
+ * A packet allowed to write (not a SYN, not an ICMP error) whose lookup
+ * missed or was stale and whose ring owner is usable bumps exactly one of
+ * conn-insert and conn-insert-limited (or neither, in the rare case the
+ * map itself refuses the write: bpf/conntrack.h). Evictions are not
+ * counted: the first non-SYN packet of every flow misses, so the miss of
+ * an evicted flow looks like any other. */
 
 #define RM_COUNTER_ENUM(id, name) id,
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };

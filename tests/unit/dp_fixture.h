@@ -38,7 +38,7 @@ struct dp_svc {
 struct dp_fx {
 	struct ringmaster_bpf *skel;
 	int prog, services, rings, nodes, config, counters, svc_stats,
-	    node_stats, tx_ports;
+	    node_stats, tx_ports, conns;
 	int ncpus;
 	struct dp_svc svc[RM_MAX_SERVICES];
 };
@@ -97,6 +97,7 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	fx->svc_stats = bpf_map__fd(fx->skel->maps.rm_svc_stats);
 	fx->node_stats = bpf_map__fd(fx->skel->maps.rm_node_stats);
 	fx->tx_ports = bpf_map__fd(fx->skel->maps.rm_tx_ports);
+	fx->conns = bpf_map__fd(fx->skel->maps.rm_conns);
 	fx->ncpus = libbpf_num_possible_cpus();
 	return fx;
 }
@@ -113,25 +114,37 @@ static inline void dp_fx_close(struct dp_fx *fx)
 	free(fx);
 }
 
-static inline int dp_set_config(struct dp_fx *fx, __u32 flags)
+/* The whole config; udp_timeout_s and conn_insert_rate 0 mean what they
+ * mean to the data plane (default timeout, no limit). */
+static inline int dp_set_config_full(struct dp_fx *fx, __u32 flags,
+				     __u32 udp_timeout_s,
+				     __u32 conn_insert_rate)
 {
 	struct rm_config cfg = {
 	    .seed = dp_seed,
-	    .udp_timeout_s = 60,
+	    .udp_timeout_s = udp_timeout_s,
 	    .flags = flags,
+	    .conn_insert_rate = conn_insert_rate,
 	};
 	__u32 zero = 0;
 
 	return bpf_map_update_elem(fx->config, &zero, &cfg, BPF_ANY);
 }
 
-static inline int dp_set_node(struct dp_fx *fx, __u32 id, __u32 ifindex,
-			      __u32 state)
+/* The config the control plane writes, with the given flags. */
+static inline int dp_set_config(struct dp_fx *fx, __u32 flags)
+{
+	return dp_set_config_full(fx, flags, 60, RM_DEFAULT_CONN_INSERT_RATE);
+}
+
+/* A node slot as the control plane fills it, generation gen. */
+static inline int dp_set_node_gen(struct dp_fx *fx, __u32 id, __u32 ifindex,
+				  __u32 state, __u32 gen)
 {
 	struct rm_node n = {
 	    .ifindex = ifindex,
 	    .state = state,
-	    .gen = 1,
+	    .gen = gen,
 	    .weight = 1,
 	};
 
@@ -139,6 +152,54 @@ static inline int dp_set_node(struct dp_fx *fx, __u32 id, __u32 ifindex,
 	dp_node_src_mac(id, n.src_mac);
 	snprintf(n.name, sizeof(n.name), "n%u", id);
 	return bpf_map_update_elem(fx->nodes, &id, &n, BPF_ANY);
+}
+
+static inline int dp_set_node(struct dp_fx *fx, __u32 id, __u32 ifindex,
+			      __u32 state)
+{
+	return dp_set_node_gen(fx, id, ifindex, state, 1);
+}
+
+/* ---- rm_conns ---------------------------------------------------------- */
+/* Entry of a flow: 0, -ENOENT, or another -errno. */
+static inline int dp_conn_get(const struct dp_fx *fx, const struct rm_flow *f,
+			      struct rm_conn *c)
+{
+	return bpf_map_lookup_elem(fx->conns, f, c) ? -errno : 0;
+}
+
+static inline int dp_conn_put(const struct dp_fx *fx, const struct rm_flow *f,
+			      const struct rm_conn *c)
+{
+	return bpf_map_update_elem(fx->conns, f, c, BPF_ANY) ? -errno : 0;
+}
+
+/* Entries in the table, or -errno. */
+static inline long dp_conns_count(const struct dp_fx *fx)
+{
+	struct rm_flow k, next;
+	long n = 0;
+	int err;
+
+	err = bpf_map_get_next_key(fx->conns, NULL, &next);
+	while (!err) {
+		n++;
+		k = next;
+		err = bpf_map_get_next_key(fx->conns, &k, &next);
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+/* Empty the table: 0 or -errno. Deleting the first key over and over
+ * cannot skip entries the way a walk that deletes behind itself can. */
+static inline int dp_conns_clear(const struct dp_fx *fx)
+{
+	struct rm_flow k;
+
+	while (!bpf_map_get_next_key(fx->conns, NULL, &k))
+		if (bpf_map_delete_elem(fx->conns, &k) && errno != ENOENT)
+			return -errno;
+	return errno == ENOENT ? 0 : -errno;
 }
 
 /* One rm_services entry. family 4/6; port host order, 0 = any. */

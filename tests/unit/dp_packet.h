@@ -69,7 +69,12 @@ struct dp_spec {
 	int l4_short;	  /* bytes cut off the L4 header (tot_len follows) */
 	int pad_to;	  /* Ethernet padding up to this frame length */
 	enum dp_mangle mangle;
+	__u8 tcp_flags; /* TCP flags byte; 0 = DP_TCP_SYN */
 };
+
+#define DP_TCP_SYN 0x02
+#define DP_TCP_ACK 0x10
+#define DP_TCP_PSH 0x08
 
 struct dp_pkt {
 	__u8 b[DP_PKT_MAX];
@@ -204,7 +209,8 @@ static inline void dp_frag6(struct dp_pkt *p, enum dp_frag frag)
 	p->nh_off = off;
 }
 
-static inline void dp_l4(struct dp_pkt *p, __u8 proto, __u16 sport, __u16 dport)
+static inline void dp_l4(struct dp_pkt *p, __u8 proto, __u16 sport, __u16 dport,
+			 __u8 tcp_flags)
 {
 	__u8 *h;
 
@@ -212,7 +218,7 @@ static inline void dp_l4(struct dp_pkt *p, __u8 proto, __u16 sport, __u16 dport)
 	if (proto == IPPROTO_TCP) {
 		h = dp_put(p, 20);
 		h[12] = 5 << 4;
-		h[13] = 0x02; /* SYN */
+		h[13] = tcp_flags ? tcp_flags : DP_TCP_SYN;
 		dp_put16(h + 14, 65535);
 	} else {
 		h = dp_put(p, 8);
@@ -334,7 +340,7 @@ static inline void dp_build(const struct dp_spec *s, struct dp_pkt *p)
 				dp_next(p, inner);
 				dp_payload(p, 16);
 			} else {
-				dp_l4(p, inner, s->dport, s->sport);
+				dp_l4(p, inner, s->dport, s->sport, 0);
 				dp_payload(p, 32);
 			}
 			/* quote only `quote` bytes past the inner headers */
@@ -361,7 +367,7 @@ static inline void dp_build(const struct dp_spec *s, struct dp_pkt *p)
 		dp_next(p, s->proto);
 		dp_payload(p, s->payload ? s->payload : 64);
 	} else {
-		dp_l4(p, s->proto, s->sport, s->dport);
+		dp_l4(p, s->proto, s->sport, s->dport, s->tcp_flags);
 		dp_payload(p, s->payload);
 		p->len -= s->l4_short;
 	}

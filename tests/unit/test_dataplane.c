@@ -5,7 +5,9 @@
  * The expected owner of every forwarded frame comes from the userspace
  * ring (rm_ring_lookup over the same encoded slots, rm_flow_hash over the
  * flow) and is checked against the destination MAC the program wrote:
- * every node has a MAC derived from its id.
+ * every node has a MAC derived from its id. Each checked run starts from
+ * an empty connection table, so its conn-* counters are exact too; what
+ * the table does across packets is test_conntrack's.
  *
  *   table        each case: verdict, output bytes, counters, stats
  *   truncation   every table frame cut at every length
@@ -159,8 +161,13 @@ static int group_teardown(void **state)
 
 /* ---- the table ------------------------------------------------------ */
 #define C(x) (1u << (x))
+/* Connection table, empty before each run: the first non-SYN packet of a
+ * flow misses and writes; ICMP errors and SYNs of 3-tuple services look
+ * up and never write; SYNs of 5-tuple services do not look up at all. */
+#define CT_NEW (C(RM_CNT_CONN_MISS) | C(RM_CNT_CONN_INSERT))
+#define CT_LOOK C(RM_CNT_CONN_MISS)
 #define FWD C(RM_CNT_FWD_TX)
-#define ICMP_FWD (C(RM_CNT_FWD_TX) | C(RM_CNT_ICMP_FORWARDED))
+#define ICMP_FWD (C(RM_CNT_FWD_TX) | C(RM_CNT_ICMP_FORWARDED) | CT_LOOK)
 #define NOT_SVC C(RM_CNT_PASS_NOT_SERVICE)
 #define MALFORMED C(RM_CNT_DROP_MALFORMED)
 #define NO_NODE C(RM_CNT_DROP_NO_NODE)
@@ -202,15 +209,15 @@ static const struct dp_case cases[] = {
 	{ "v4 tcp max ip options", { V4(TCP, "10.0.0.1", 40006, 80), .ip_opts = 10, .payload = 5 },
 	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
 	{ "v4 udp wildcard 3-tuple", { V4(UDP, "10.0.0.1", 5353, 53), .payload = 30 },
-	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_UDP, 0 },
 	{ "v4 udp 2 tags", { V4(UDP, "10.0.0.1", 5354, 9999), .vlans = 2 },
-	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_UDP, 0 },
 	{ "v4 udp Ethernet padding", { V4(UDP, "10.0.0.1", 5355, 53), .pad_to = 60 },
-	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_UDP, 0 },
 	{ "v4 tcp jumbo frame", { V4(TCP, "10.0.0.1", 40007, 80), .payload = 3000 },
 	  XDP_TX, FWD, SVC_V4_TCP80, 0 },
 	{ "v4 tcp 3-tuple", { V4(TCP, "10.0.0.8", 40008, 80) },
-	  XDP_TX, FWD, SVC_V4_TCP3, 0 },
+	  XDP_TX, FWD | CT_LOOK, SVC_V4_TCP3, 0 },
 	{ "v4 redirect to devmap port", { V4(TCP, "10.0.0.4", 40009, 80) },
 	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT), SVC_REDIR, 0 },
 	{ "v4 redirect, ingress ifindex given", { V4(TCP, "10.0.0.4", 40010, 80), .vlans = 1 },
@@ -225,13 +232,13 @@ static const struct dp_case cases[] = {
 	{ "v6 tcp hop-by-hop + dstopts", { V6(TCP, "2001:db8::1", 40103, 443), .ext = 2 },
 	  XDP_TX, FWD, SVC_V6_TCP443, 0 },
 	{ "v6 udp 8 ext headers (the limit)", { V6(UDP, "2001:db8::1", 40104, 4789), .ext = 8 },
-	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_UDP, 0 },
 	{ "v6 udp wildcard 3-tuple", { V6(UDP, "2001:db8::1", 40105, 53), .payload = 100 },
-	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_UDP, 0 },
 	{ "v6 udp 2 tags padded", { V6(UDP, "2001:db8::1", 40106, 53), .vlans = 2, .pad_to = 120 },
-	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_UDP, 0 },
 	{ "v6 tcp 3-tuple", { V6(TCP, "2001:db8::2", 40107, 80) },
-	  XDP_TX, FWD, SVC_V6_TCP3, 0 },
+	  XDP_TX, FWD | CT_LOOK, SVC_V6_TCP3, 0 },
 	/* ICMP errors */
 	{ "icmp4 frag-needed quoting tcp", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.1", 40200, 80), .icmp_type = 3, .icmp_code = 4 },
 	  XDP_TX, ICMP_FWD, SVC_V4_TCP80, 0 },
@@ -252,20 +259,20 @@ static const struct dp_case cases[] = {
 	{ "icmp6 error quoting a later fragment, 3-tuple", { .kind = DP_ICMP_ERR, V6(TCP, "2001:db8::2", 0, 0), .icmp_type = 2, .frag = DP_FRAG_LATER },
 	  XDP_TX, ICMP_FWD, SVC_V6_TCP3, 0 },
 	{ "icmp4 error via devmap port", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.4", 40207, 80), .icmp_type = 3, .icmp_code = 4 },
-	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT) | C(RM_CNT_ICMP_FORWARDED), SVC_REDIR, 0 },
+	  XDP_REDIRECT, C(RM_CNT_FWD_REDIRECT) | C(RM_CNT_ICMP_FORWARDED) | CT_LOOK, SVC_REDIR, 0 },
 	/* fragments of 3-tuple services */
 	{ "v4 udp first fragment, 3-tuple", { V4(UDP, "10.0.0.1", 40300, 53), .frag = DP_FRAG_FIRST, .payload = 64 },
-	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_UDP, 0 },
 	{ "v4 udp later fragment, 3-tuple", { V4(UDP, "10.0.0.1", 0, 0), .frag = DP_FRAG_LATER },
-	  XDP_TX, FWD, SVC_V4_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_UDP, 0 },
 	{ "v4 tcp later fragment, 3-tuple, 1 tag", { V4(TCP, "10.0.0.8", 0, 0), .frag = DP_FRAG_LATER, .vlans = 1 },
-	  XDP_TX, FWD, SVC_V4_TCP3, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V4_TCP3, 0 },
 	{ "v6 udp first fragment, 3-tuple", { V6(UDP, "2001:db8::1", 40301, 53), .frag = DP_FRAG_FIRST, .payload = 64 },
-	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_UDP, 0 },
 	{ "v6 udp later fragment, 3-tuple", { V6(UDP, "2001:db8::1", 0, 0), .frag = DP_FRAG_LATER },
-	  XDP_TX, FWD, SVC_V6_UDP, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_UDP, 0 },
 	{ "v6 tcp later fragment after dstopts, 3-tuple", { V6(TCP, "2001:db8::2", 0, 0), .frag = DP_FRAG_LATER, .ext = 2 },
-	  XDP_TX, FWD, SVC_V6_TCP3, 0 },
+	  XDP_TX, FWD | CT_NEW, SVC_V6_TCP3, 0 },
 	/* fragments of 5-tuple services */
 	{ "v4 tcp first fragment, 5-tuple", { V4(TCP, "10.0.0.1", 40400, 80), .frag = DP_FRAG_FIRST },
 	  XDP_DROP, C(RM_CNT_DROP_FRAGMENT), -1, 0 },
@@ -347,7 +354,7 @@ static const struct dp_case cases[] = {
 	{ "ring names a node past rm_nodes", { V4(TCP, "10.0.0.9", 40704, 80) },
 	  XDP_DROP, NO_NODE, -1, 0 },
 	{ "icmp4 error for a service with an empty ring", { .kind = DP_ICMP_ERR, V4(TCP, "10.0.0.2", 40705, 80), .icmp_type = 3, .icmp_code = 4 },
-	  XDP_DROP, NO_NODE, -1, 0 },
+	  XDP_DROP, NO_NODE | CT_LOOK, -1, 0 },
 	{ "devmap port missing", { V4(TCP, "10.0.0.5", 40706, 80) },
 	  XDP_DROP, C(RM_CNT_REDIRECT_FAILED), -1, 0 },
 };
@@ -387,6 +394,7 @@ static int run_check(const char *what, const __u8 *data, size_t len,
 	static struct dp_run r;
 	int bad = 0, i;
 
+	assert_int_equal(dp_conns_clear(fx), 0);
 	assert_int_equal(dp_counters(fx, before), 0);
 	dp_run(fx, data, len, ifindex, &r);
 	assert_int_equal(dp_counters(fx, after), 0);
@@ -446,6 +454,31 @@ static void case_expect(const struct dp_case *c, const struct dp_pkt *p,
 	}
 }
 
+/* After a case's run: the table holds the flow's entry, pointing at the
+ * owner, exactly when the case writes one, and nothing else. */
+static int table_check(const struct dp_case *c, long owner)
+{
+	long n = dp_conns_count(fx);
+	long want = !!(c->counters & C(RM_CNT_CONN_INSERT));
+	struct rm_conn e;
+	struct rm_flow f;
+
+	if (n != want) {
+		print_error("%s: %ld table entries, want %ld\n", c->desc, n,
+			    want);
+		return 1;
+	}
+	if (!want)
+		return 0;
+	dp_flow(&c->s, !!(fx->svc[c->svc].flags & RM_SVC_F_3TUPLE), &f);
+	if (dp_conn_get(fx, &f, &e) || e.node != owner || e.gen != 1) {
+		print_error("%s: no entry for the flow on node %ld\n", c->desc,
+			    owner);
+		return 1;
+	}
+	return 0;
+}
+
 static void test_table(void **state)
 {
 	static struct dp_pkt p;
@@ -474,6 +507,8 @@ static void test_table(void **state)
 			failed++;
 			continue;
 		}
+		if (table_check(c, owner))
+			failed++;
 		if (owner < 0)
 			continue;
 		/* the forwarded frame is accounted to its service and node */
@@ -724,6 +759,8 @@ static int parity_run(__u32 first_id, __u32 n_nodes, __u32 vnodes, int flows)
 	assert_int_equal(dp_push_ring(fx, ids, 2, first_id, n_nodes, vnodes),
 			 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* the ring, not what earlier rings left in the table */
+	assert_int_equal(dp_conns_clear(fx), 0);
 
 	for (f = 0; f < flows; f++) {
 		__u64 r = rnd();

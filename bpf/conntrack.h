@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Connection table: keeps established flows on the node they started on
+ * when the ring changes (a node added, drained, reweighted), which the
+ * ring alone cannot: it moves ~1/n of all flows on every change.
+ *
+ * Which packets use the table:
+ *   TCP SYN (SYN set, ACK clear), 5-tuple service
+ *       skips it: a new connection goes where the ring says, and a SYN
+ *       flood, spoofed or not, costs no table lookup and cannot evict
+ *       anything. Nothing is written either: the handshake's ACK, the
+ *       first non-SYN packet, writes the entry.
+ *   TCP SYN, 3-tuple service
+ *       looks up, never writes: one entry (ports zero) covers every
+ *       connection of the client, so a SYN sent by the ring to another
+ *       node than the entry's would be followed by packets sent to the
+ *       entry's node. The price: such a service's clients keep opening
+ *       connections on a DRAINING node while their entry lives, and a
+ *       busy client's TCP entry never ages out (below), so draining a
+ *       3-tuple TCP service ends with DOWN after a grace period.
+ *   ICMP errors
+ *       look up the quoted flow (the same key, so it costs one lookup):
+ *       a "fragmentation needed" must reach the node holding the
+ *       connection, which after a ring change is the entry's node. They
+ *       never write or refresh: an ICMP error says nothing about the flow
+ *       being alive, and anyone can send one.
+ *   fragments (3-tuple services only; 5-tuple ones are dropped earlier)
+ *       like any other packet: their key has no ports anyway, so every
+ *       fragment finds the flow's entry.
+ *   everything else (TCP non-SYN, UDP)
+ *       looks up; writes the ring owner on a miss or a stale entry.
+ *
+ * An entry is valid while rm_nodes[node] still has the remembered gen and
+ * is ACTIVE or DRAINING (a drained node keeps its flows; DOWN, FREE and a
+ * reused slot lose them on the next packet) and, for UDP, while it is not
+ * older than the UDP timeout. TCP entries never expire by age: the table
+ * does not follow FIN/RST, and the LRU evicts entries nobody uses.
+ *
+ * Known cost of writing nothing on a SYN: a client that reuses the exact
+ * 5-tuple of an old connection whose entry still lives, after a ring
+ * change moved that tuple, gets its SYN to the ring owner and its later
+ * packets to the old node, which resets them; deleting the entry on SYN
+ * would fix it for one hash operation per SYN.
+ */
+#ifndef RM_BPF_CONNTRACK_H
+#define RM_BPF_CONNTRACK_H
+
+#include <linux/in.h>
+
+#include "counters.h"
+#include "maps.h"
+
+#define RM_NSEC_PER_SEC 1000000000ULL
+/* last_ns is rewritten at most this often by a flow's packets, so a busy
+ * flow does not write a cache line every CPU reads on every packet. */
+#define RM_CONN_REFRESH_NS RM_NSEC_PER_SEC
+
+/* The table's clock: CLOCK_MONOTONIC as of the last timer tick. It reads
+ * a stored value instead of the clock source, which on the hit path was
+ * most of the table's cost (test_run, v4 TCP: ~150 ns per packet with
+ * bpf_ktime_get_ns(), ~133 ns with this, ~132 ns for a SYN that skips
+ * the table). A tick (1-10 ms) is nothing next to a 1 s refresh and
+ * timeouts in seconds. Every table and bucket time uses this one clock. */
+#define rm_conn_now() bpf_ktime_get_coarse_ns()
+
+/* The two global functions below use every argument: clang drops the
+ * setup of an unused one, and the verifier, which checks calls against
+ * the BTF signature, then rejects the call. */
+
+enum rm_conn_res {
+	RM_CONN_NONE = 0, /* not looked up (SYN of a 5-tuple service) */
+	RM_CONN_HIT,	  /* valid entry: its node in *node_id */
+	RM_CONN_MISS,	  /* no entry */
+	RM_CONN_STALE,	  /* an entry, no longer valid */
+};
+
+/* Look the flow up and judge its entry; counts hit, miss or stale.
+ * refresh: a hit may bump last_ns (not for ICMP errors).
+ *
+ * UDP entries expire after T = udp_timeout_s (0: the default) without a
+ * refresh, and a hit refreshes an entry older than R = min(1 s, T / 2):
+ * a flow whose packets are never more than T - R apart never expires.
+ * Ages are signed: another CPU may have refreshed the entry after this
+ * one read the clock.
+ *
+ * A global function: the verifier checks it once, on its own, not once
+ * more for every path of the caller that reaches it (parse.h). */
+__noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
+			      int refresh, __u32 *node_id)
+{
+	__u64 now, last, timeout, every = RM_CONN_REFRESH_NS;
+	struct rm_node *node;
+	struct rm_conn *e;
+	__u32 id, gen;
+	__s64 age;
+
+	if (!flow || !node_id)
+		return RM_CONN_NONE;
+	e = bpf_map_lookup_elem(&rm_conns, flow);
+	if (!e) {
+		rm_count(RM_CNT_CONN_MISS);
+		return RM_CONN_MISS;
+	}
+	/* read once: an update on another CPU replaces the entry under us */
+	id = e->node;
+	gen = e->gen;
+	last = e->last_ns;
+	node = bpf_map_lookup_elem(&rm_nodes, &id);
+	if (!node || node->gen != gen ||
+	    (node->state != RM_NODE_ACTIVE && node->state != RM_NODE_DRAINING))
+		goto stale;
+
+	now = rm_conn_now();
+	age = (__s64)(now - last);
+	if (flow->proto == IPPROTO_UDP) {
+		timeout = (__u64)(udp_timeout_s ? udp_timeout_s
+						: RM_DEFAULT_UDP_TIMEOUT_S) *
+			  RM_NSEC_PER_SEC;
+		if (age > (__s64)timeout)
+			goto stale;
+		if (timeout / 2 < every)
+			every = timeout / 2;
+	}
+	if (refresh && age > (__s64)every)
+		e->last_ns = now;
+	*node_id = id;
+	rm_count(RM_CNT_CONN_HIT);
+	return RM_CONN_HIT;
+stale:
+	rm_count(RM_CNT_CONN_STALE);
+	return RM_CONN_STALE;
+}
+
+/* One token of this CPU's bucket, refilled at rate per second up to one
+ * second's worth. Token units are 1e-9 of a write so the refill is one
+ * multiplication, no division: elapsed (<= 1e9 ns) * rate (< 2^32) and
+ * the level (<= rate * 1e9) each stay below 2^63. Per CPU: no atomics,
+ * and the limit scales with the CPUs that take the traffic. */
+static __always_inline int rm_conn_token(__u64 now, __u32 rate)
+{
+	__u64 cap = (__u64)rate * RM_NSEC_PER_SEC, elapsed, tokens;
+	struct rm_conn_bucket *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(&rm_conn_limit, &zero);
+	if (!b) /* cannot happen: a one-slot array always has slot 0 */
+		return 0;
+	elapsed = now - b->last_ns;
+	if ((__s64)elapsed < 0)
+		elapsed = 0;
+	if (elapsed > RM_NSEC_PER_SEC)
+		elapsed = RM_NSEC_PER_SEC;
+	/* the cap also applies a lowered rate at once */
+	tokens = b->tokens + elapsed * rate;
+	if (tokens > cap)
+		tokens = cap;
+	b->last_ns = now;
+	if (tokens < RM_NSEC_PER_SEC) {
+		b->tokens = tokens;
+		return 0;
+	}
+	b->tokens = tokens - RM_NSEC_PER_SEC;
+	return 1;
+}
+
+/* Remember that the flow goes to node_id (slot generation gen), subject
+ * to the per-CPU write rate (0: no limit). Counts insert or
+ * insert-limited; a write the map itself refuses (ENOMEM, only when the
+ * LRU races with itself) counts neither. A global function for the same
+ * reason as the lookup. */
+__noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
+				__u32 gen, __u32 rate)
+{
+	struct rm_conn v = {.node = node_id, .gen = gen};
+
+	if (!flow)
+		return -1;
+	v.last_ns = rm_conn_now();
+	if (rate && !rm_conn_token(v.last_ns, rate)) {
+		rm_count(RM_CNT_CONN_INSERT_LIMITED);
+		return -1;
+	}
+	/* a whole-element update, not a write through the lookup's pointer:
+	 * a reader on another CPU sees the old (node, gen) or the new one,
+	 * never one of each */
+	if (bpf_map_update_elem(&rm_conns, flow, &v, BPF_ANY))
+		return -1;
+	rm_count(RM_CNT_CONN_INSERT);
+	return 0;
+}
+
+#endif /* RM_BPF_CONNTRACK_H */
