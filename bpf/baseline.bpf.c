@@ -16,8 +16,8 @@
  * Outcomes: forwarded = XDP_TX / XDP_REDIRECT, not IPv4 TCP/UDP = XDP_PASS,
  * truncated or inconsistent = XDP_DROP. The rewrite writes fixed MACs, so
  * running it again on its own output takes the same path and produces the
- * same frame (bpf_prog_test_run repeats on one buffer). Addresses and the
- * egress ifindex are set through the skeleton's rodata before load.
+ * same frame (bpf_prog_test_run repeats on one buffer). The MACs are set
+ * through the skeleton's bss, the egress ifindex through its rodata.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -28,13 +28,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-struct bl_cfg {
-	__u8 dst_mac[ETH_ALEN]; /* next hop (a node) */
-	__u8 src_mac[ETH_ALEN]; /* egress interface */
-	__u32 ifindex;          /* bl_redirect: key into bl_ports */
-};
-
-const volatile struct bl_cfg bl_cfg = {};
+/* Plain variables rather than one struct: the skeleton then needs no
+ * shared type definition. The MACs are ordinary globals (.bss), read from
+ * the map value at run time like the director reads its node's: a const
+ * array would be folded into the code. */
+__u8 bl_dst_mac[ETH_ALEN];	     /* next hop (a node) */
+__u8 bl_src_mac[ETH_ALEN];	     /* egress interface */
+const volatile __u32 bl_ifindex = 0; /* bl_redirect: bl_ports key */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
@@ -82,9 +82,8 @@ static __always_inline int bl_parse_rewrite(struct xdp_md *ctx)
 		return 0;
 	}
 
-	__builtin_memcpy(eth->h_dest, (const void *)bl_cfg.dst_mac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, (const void *)bl_cfg.src_mac,
-			 ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, bl_dst_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, bl_src_mac, ETH_ALEN);
 	return 1;
 }
 
@@ -107,7 +106,7 @@ int bl_redirect(struct xdp_md *ctx)
 		return XDP_DROP;
 	if (!rc)
 		return XDP_PASS;
-	return bpf_redirect_map(&bl_ports, bl_cfg.ifindex, XDP_DROP);
+	return bpf_redirect_map(&bl_ports, bl_ifindex, XDP_DROP);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -31,9 +31,11 @@
 #include <bpf/bpf_endian.h>
 
 /* Set through the skeleton's rodata before load; plain variables so the
- * skeleton needs no shared type definition. */
-const volatile __u8 tg_dst_mac[ETH_ALEN] = {};
-const volatile __u8 tg_src_mac[ETH_ALEN] = {};
+ * skeleton needs no shared type definition. The MACs live in .bss (set
+ * through the skeleton's bss): a const array would be folded into the
+ * code. */
+__u8 tg_dst_mac[ETH_ALEN];
+__u8 tg_src_mac[ETH_ALEN];
 const volatile __u32 tg_saddr = 0;    /* host order: first source address */
 const volatile __u32 tg_flows = 1;    /* flows cycled through */
 const volatile __u32 tg_sport = 1024; /* host order: first source port */
@@ -93,9 +95,8 @@ int tg_udp(struct xdp_md *ctx)
 		nports = 1;
 	f = (__u32)(tg_seq++ % flows);
 
-	__builtin_memcpy(eth->h_dest, (const void *)tg_dst_mac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, (const void *)tg_src_mac,
-			 ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, tg_dst_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, tg_src_mac, ETH_ALEN);
 	iph->saddr = bpf_htonl(tg_saddr + f / nports);
 	iph->check = 0;
 	iph->check = tg_csum_ipv4(iph);
@@ -119,7 +120,8 @@ int tg_mix(struct xdp_md *ctx)
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5)
 		return XDP_ABORTED;
 	l4 = iph + 1;
-	port = bpf_htons((__u16)(tg_mix_base + ((__u32)tg_seq++ & tg_mix_mask)));
+	port =
+	    bpf_htons((__u16)(tg_mix_base + ((__u32)tg_seq++ & tg_mix_mask)));
 	if (iph->protocol == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 

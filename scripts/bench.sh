@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Ringmaster benchmarks: `make bench` (root). Runs every part of ringbench,
+# prints markdown tables and writes BUILD/bench/results.json.
+#
+#   search   userspace ring search, random keys, 1k..1M entries
+#   quality  ring balance and movement, beside Maglev and modulo hashing
+#   kernel   per-packet cost, bpf_prog_test_run, director vs baseline
+#   control  node add to live ring (state API, ringctl), memory
+#   live     forwarding rate in a namespace testbed (scripts/testbed.sh)
+#
+# Usage: scripts/bench.sh [BUILD]
+# Environment: BENCH_ROUNDS (default 7, at least 5), BENCH_QUICK=1 (small
+# sizes, for a smoke run), BENCH_PARTS="search quality ..." (a subset),
+# BENCH_LIVE_NODES (default 4), BENCH_LIVE_PACKETS (frames per round).
+#
+# Network: only part "live" sends packets, and only inside the namespaces
+# testbed.sh creates (198.18.0.0/15, 2001:db8::/32); the testbed is torn
+# down on every exit path. Nothing is configured in the root namespace.
+set -u
+
+build=${1:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+bench=$build/ringbench
+out=$build/bench
+rounds=${BENCH_ROUNDS:-7}
+parts=${BENCH_PARTS:-search quality kernel control live}
+quick=()
+[ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
+
+if [ ! -x "$bench" ]; then
+	echo "bench: $bench not built (make all)" >&2
+	exit 1
+fi
+mkdir -p "$out"
+rm -f "$out"/*.json "$out"/targets.tsv
+is_root=0
+[ "$(id -u)" -eq 0 ] && is_root=1
+start_all=$SECONDS
+# Other work on the machine shows in every figure: record how busy it was.
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Status of each part: ok, failed (with a reason) or skipped.
+declare -A status
+
+# run_part NAME ringbench-args...: JSON to $out/NAME.json. ringbench exits
+# 0 (done), 3 (done, but a path could not be verified: the JSON says
+# which) or anything else (failed: the JSON may be incomplete).
+run_part()
+{
+	local name=$1 rc t0=$SECONDS
+	shift
+	echo
+	echo "## $name"
+	"$bench" --rounds "$rounds" "${quick[@]}" --json "$out/$name.json" \
+		--targets "$out/targets.tsv" "$@"
+	rc=$?
+	case $rc in
+	0) status[$name]=ok ;;
+	3) status[$name]="ok, with unverified paths" ;;
+	*)
+		status[$name]="failed (exit $rc)"
+		rm -f "$out/$name.json"
+		;;
+	esac
+	echo "($name: $((SECONDS - t0)) s)"
+}
+
+skip_part()
+{
+	echo
+	echo "## $1"
+	echo "skipped: $2"
+	status[$1]="skipped: $2"
+}
+
+want()
+{
+	case " $parts " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+echo "# Ringmaster benchmarks"
+echo
+echo "$(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' \
+	/proc/cpuinfo | head -1)), rounds $rounds${quick:+, quick}, load" \
+	"average $load0 at the start"
+
+want search && run_part search search
+want quality && run_part quality quality
+
+if want kernel; then
+	if [ $is_root -eq 1 ]; then
+		run_part kernel kernel
+	else
+		skip_part kernel "needs root (bpf_prog_test_run)"
+	fi
+fi
+
+if want control; then
+	if [ $is_root -eq 1 ]; then
+		run_part control control "$build/ringctl"
+	else
+		skip_part control "needs root (BPF maps, namespaces)"
+	fi
+fi
+
+# The live part builds a testbed; testbed_down runs on every way out.
+live_part()
+{
+	local nodes=${BENCH_LIVE_NODES:-4} args=()
+	[ -z "${BENCH_LIVE_PACKETS:-}" ] ||
+		args=(--packets "$BENCH_LIVE_PACKETS")
+	# shellcheck source=scripts/testbed.sh
+	source scripts/testbed.sh
+	trap 'testbed_down; exit 130' INT TERM
+	trap 'testbed_down' EXIT
+	if ! testbed_up "$nodes" >"$out/testbed.log" 2>&1; then
+		cat "$out/testbed.log" >&2
+		skip_part live "testbed_up failed (see $out/testbed.log)"
+		testbed_down
+		trap - INT TERM EXIT
+		return
+	fi
+	run_part live live --state "$TB_STATE_DIR/state" "${args[@]}"
+	testbed_down
+	trap - INT TERM EXIT
+}
+
+if want live; then
+	if [ $is_root -ne 1 ]; then
+		skip_part live "needs root (network namespaces)"
+	elif [ ! -f scripts/testbed.sh ]; then
+		skip_part live "scripts/testbed.sh not present"
+	elif ! command -v ip >/dev/null || ! command -v ethtool >/dev/null; then
+		skip_part live "needs ip and ethtool (make deps)"
+	else
+		live_part
+	fi
+fi
+
+# ---- summary -------------------------------------------------------------
+
+json_str()
+{
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\t'/ }
+	printf '"%s"' "$s"
+}
+
+echo
+echo "## Targets"
+echo
+echo "| target | wanted | measured | verdict | note |"
+echo "|---|---|---|---|---|"
+if [ -f "$out/targets.tsv" ]; then
+	while IFS=$'\t' read -r name want meas verdict note; do
+		echo "| $name | $want | $meas | **$verdict** | $note |"
+	done <"$out/targets.tsv"
+fi
+for p in $parts; do
+	case ${status[$p]:-} in
+	ok*) ;;
+	*) echo "| $p | | ${status[$p]:-not run} | n/a | |" ;;
+	esac
+done
+
+res=$out/results.json
+{
+	printf '{"meta":{'
+	printf '"kernel":%s,' "$(json_str "$(uname -r)")"
+	printf '"cpus":%s,' "$(nproc)"
+	printf '"cpu":%s,' "$(json_str "$(sed -n 's/^model name[^:]*: //p' \
+		/proc/cpuinfo | head -1)")"
+	printf '"commit":%s,' "$(json_str "$(git rev-parse --short HEAD \
+		2>/dev/null || echo unknown)")"
+	printf '"date":%s,' "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+	printf '"loadavg_start":%s,"loadavg_end":%s,' "$(json_str "$load0")" \
+		"$(json_str "$(cut -d' ' -f1-3 /proc/loadavg)")"
+	printf '"rounds":%s,"quick":%s,' "$rounds" \
+		"$([ ${#quick[@]} -gt 0 ] && echo true || echo false)"
+	printf '"seconds":%s,"status":{' "$((SECONDS - start_all))"
+	sep=
+	for p in $parts; do
+		printf '%s"%s":%s' "$sep" "$p" "$(json_str "${status[$p]:-not run}")"
+		sep=,
+	done
+	printf '}}'
+	for p in search quality kernel control live; do
+		if [ -s "$out/$p.json" ]; then
+			printf ',"%s":' "$p"
+			tr -d '\n' <"$out/$p.json"
+		else
+			printf ',"%s":null' "$p"
+		fi
+	done
+	printf ',"targets":['
+	sep=
+	if [ -f "$out/targets.tsv" ]; then
+		while IFS=$'\t' read -r name want meas verdict note; do
+			printf '%s{"target":%s,"wanted":%s,"measured":%s,' "$sep" \
+				"$(json_str "$name")" "$(json_str "$want")" \
+				"$(json_str "$meas")"
+			printf '"verdict":%s,"note":%s}' "$(json_str "$verdict")" \
+				"$(json_str "$note")"
+			sep=,
+		done <"$out/targets.tsv"
+	fi
+	printf ']}\n'
+} >"$res"
+if command -v python3 >/dev/null &&
+	! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$res"; then
+	echo "bench: $res is not valid JSON" >&2
+	exit 1
+fi
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "results: $res ($((SECONDS - start_all)) s)"
+
+failed=0
+for p in $parts; do
+	case ${status[$p]:-} in
+	failed*) failed=1 ;;
+	esac
+done
+exit $failed

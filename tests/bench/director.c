@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Director fixture and test frames for the benchmarks; see director.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ringmaster/rm_hash.h>
+#include "ringmaster.skel.h"
+#include "bench.h"
+#include "director.h"
+#include "ringfix.h"
+
+const __u8 bench_dir_mac[6] = {0x02, 0x52, 0x4d, 0x00, 0x00, 0xfe};
+const __u8 bench_client_mac[6] = {0x02, 0x52, 0x4d, 0x00, 0x00, 0x01};
+
+void bench_node_mac(__u32 id, __u8 mac[6])
+{
+	mac[0] = 0x02;
+	mac[1] = 0x52;
+	mac[2] = 0x4d;
+	mac[3] = 0x01;
+	mac[4] = (__u8)(id >> 8);
+	mac[5] = (__u8)id;
+}
+
+#define RM_COUNTER_NAME(id, name) [id] = name,
+static const char *const counter_names[RM_CNT_MAX] = {
+    RM_COUNTERS(RM_COUNTER_NAME)};
+#undef RM_COUNTER_NAME
+
+const char *dir_counter_name(int id)
+{
+	return id >= 0 && id < RM_CNT_MAX ? counter_names[id] : "?";
+}
+
+bool dir_counter_is_outcome(int id)
+{
+	const char *n = dir_counter_name(id);
+
+	return id != RM_CNT_ICMP_FORWARDED && strncmp(n, "conn-", 5) != 0;
+}
+
+int dir_open(struct director *d)
+{
+	struct bpf_map *m;
+
+	memset(d, 0, sizeof(*d));
+	d->conns_fd = -1;
+	d->skel = ringmaster_bpf__open_and_load();
+	if (!d->skel) {
+		fprintf(stderr, "director: load failed: %s\n", strerror(errno));
+		return -errno ? -errno : -EINVAL;
+	}
+	d->prog_fd = bpf_program__fd(d->skel->progs.rm_xdp);
+	d->services_fd = bpf_map__fd(d->skel->maps.rm_services);
+	d->rings_fd = bpf_map__fd(d->skel->maps.rm_rings);
+	d->nodes_fd = bpf_map__fd(d->skel->maps.rm_nodes);
+	d->config_fd = bpf_map__fd(d->skel->maps.rm_config);
+	d->counters_fd = bpf_map__fd(d->skel->maps.rm_counters);
+	d->tx_ports_fd = bpf_map__fd(d->skel->maps.rm_tx_ports);
+	/* by name: the skeleton field exists only once the map does */
+	m = bpf_object__find_map_by_name(d->skel->obj, RM_MAP_CONNS);
+	if (m)
+		d->conns_fd = bpf_map__fd(m);
+	d->ncpus = libbpf_num_possible_cpus();
+	return d->ncpus > 0 ? 0 : -EINVAL;
+}
+
+void dir_close(struct director *d)
+{
+	ringmaster_bpf__destroy(d->skel);
+	memset(d, 0, sizeof(*d));
+	d->conns_fd = -1;
+}
+
+int dir_seed(struct director *d)
+{
+	struct rm_config cfg = {.udp_timeout_s = 30, .flags = RM_CFG_SEEDED};
+	__u32 zero = 0;
+
+	bench_seed(&cfg.seed);
+	return bpf_map_update_elem(d->config_fd, &zero, &cfg, BPF_ANY) ? -errno
+								       : 0;
+}
+
+int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto, __u32 id)
+{
+	struct rm_svc_key k = {.port = htons(port), .proto = proto};
+	struct rm_svc v = {.id = id};
+
+	k.vip[0] = htonl(vip);
+	return bpf_map_update_elem(d->services_fd, &k, &v, BPF_ANY) ? -errno
+								    : 0;
+}
+
+int dir_node(struct director *d, __u32 id, const __u8 mac[6],
+	     const __u8 src_mac[6], __u32 ifindex, __u32 svc_id)
+{
+	struct rm_node n = {
+	    .ifindex = ifindex,
+	    .state = RM_NODE_ACTIVE,
+	    .gen = 1,
+	    .svc_id = svc_id,
+	    .weight = 1,
+	};
+
+	memcpy(n.mac, mac, 6);
+	memcpy(n.src_mac, src_mac, 6);
+	bench_node_name(n.name, sizeof(n.name), id);
+	return bpf_map_update_elem(d->nodes_fd, &id, &n, BPF_ANY) ? -errno : 0;
+}
+
+int dir_ring_map(const struct rm_slot *slots, __u32 nslots)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	__u32 *keys, count = nslots;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring", sizeof(__u32),
+			    sizeof(struct rm_slot), nslots, &mo);
+	if (fd < 0)
+		return -errno;
+	keys = malloc((size_t)nslots * sizeof(*keys));
+	if (!keys) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < nslots; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(fd, keys, slots, &count, &bo))
+		err = -errno;
+	else if (count != nslots)
+		err = -EIO;
+	free(keys);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int dir_ring_install(struct director *d, __u32 svc_id, int inner_fd)
+{
+	return bpf_map_update_elem(d->rings_fd, &svc_id, &inner_fd, BPF_ANY)
+		   ? -errno
+		   : 0;
+}
+
+int dir_counters(struct director *d, __u64 out[RM_CNT_MAX])
+{
+	__u64 v[d->ncpus];
+
+	for (__u32 i = 0; i < RM_CNT_MAX; i++) {
+		if (bpf_map_lookup_elem(d->counters_fd, &i, v))
+			return -errno;
+		out[i] = 0;
+		for (int c = 0; c < d->ncpus; c++)
+			out[i] += v[c];
+	}
+	return 0;
+}
+
+/* ---- frames ---------------------------------------------------------- */
+
+#define FRAME_LEN 60 /* minimum Ethernet frame without FCS */
+
+static __u16 ip_csum(const void *hdr, size_t len)
+{
+	const __u16 *w = hdr;
+	__u32 sum = 0;
+
+	for (size_t i = 0; i < len / 2; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+size_t bench_frame(__u8 *buf, const __u8 dst_mac[6], const __u8 src_mac[6],
+		   __u32 saddr, __u32 daddr, __u16 sport, __u16 dport,
+		   __u8 proto, __u8 tcp_flags)
+{
+	struct ethhdr *eth = (void *)buf;
+	struct iphdr *iph = (void *)(eth + 1);
+	size_t l4len = proto == IPPROTO_TCP ? sizeof(struct tcphdr)
+					    : sizeof(struct udphdr);
+
+	memset(buf, 0, FRAME_LEN);
+	memcpy(eth->h_dest, dst_mac, 6);
+	memcpy(eth->h_source, src_mac, 6);
+	eth->h_proto = htons(ETH_P_IP);
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tot_len = htons((__u16)(sizeof(*iph) + l4len));
+	iph->id = htons(1);
+	iph->frag_off = htons(0x4000); /* DF */
+	iph->ttl = 64;
+	iph->protocol = proto;
+	iph->saddr = htonl(saddr);
+	iph->daddr = htonl(daddr);
+	iph->check = ip_csum(iph, sizeof(*iph));
+	if (proto == IPPROTO_TCP) {
+		struct tcphdr *th = (void *)(iph + 1);
+
+		th->source = htons(sport);
+		th->dest = htons(dport);
+		th->seq = htonl(1);
+		th->ack_seq = htonl(tcp_flags & BENCH_TCP_ACK ? 1 : 0);
+		th->doff = 5;
+		((__u8 *)th)[13] = tcp_flags;
+		th->window = htons(65535);
+	} else {
+		struct udphdr *uh = (void *)(iph + 1);
+
+		uh->source = htons(sport);
+		uh->dest = htons(dport);
+		uh->len = htons(sizeof(*uh));
+	}
+	return FRAME_LEN;
+}
+
+void bench_frame_flow(const __u8 *frame, struct rm_flow *f)
+{
+	const struct iphdr *iph = (const void *)(frame + ETH_HLEN);
+	const __be16 *ports = (const void *)(iph + 1);
+
+	memset(f, 0, sizeof(*f));
+	f->family = RM_FAMILY_V4;
+	f->proto = iph->protocol;
+	f->src[0] = iph->saddr;
+	f->dst[0] = iph->daddr;
+	f->sport = ports[0];
+	f->dport = ports[1];
+}
+
+void bench_frame_set_sport(__u8 *frame, __u16 sport)
+{
+	__be16 *ports = (void *)(frame + ETH_HLEN + sizeof(struct iphdr));
+
+	ports[0] = htons(sport);
+}
+
+int bench_frame_owner(const __u8 *frame, const struct rm_slot *slots,
+		      __u32 nslots, __u32 *id)
+{
+	struct rm_seed seed;
+	struct rm_flow f;
+
+	bench_seed(&seed);
+	bench_frame_flow(frame, &f);
+	return rm_ring_lookup(slots, nslots, rm_flow_hash(&seed, &f), id) ? -1
+									  : 0;
+}

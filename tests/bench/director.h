@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The director as the benchmarks drive it: its skeleton loaded unpinned,
+ * configured through the map fds (seed, one service, nodes, a ring built
+ * by rm_ring_build and encoded into an inner array), and test packets.
+ */
+#ifndef RM_BENCH_DIRECTOR_H
+#define RM_BENCH_DIRECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <ringmaster/rm_common.h>
+#include "ring.h"
+
+struct ringmaster_bpf;
+
+struct director {
+	struct ringmaster_bpf *skel;
+	int prog_fd;
+	int services_fd, rings_fd, nodes_fd, config_fd, counters_fd;
+	int tx_ports_fd;
+	int conns_fd; /* -1 until the data plane has a connection table */
+	int ncpus;
+};
+
+/* Addresses of every benchmark, all in 198.18.0.0/15 (RFC 2544). */
+#define BENCH_CLIENT_IP 0xc6120001u /* 198.18.0.1 */
+#define BENCH_VIP 0xc6120101u	    /* 198.18.1.1 */
+#define BENCH_NOT_VIP 0xc6120202u   /* 198.18.2.2 */
+#define BENCH_PORT 80
+#define BENCH_SVC_ID 0
+
+int dir_open(struct director *d);
+void dir_close(struct director *d);
+/* Seed rm_config with the benchmark seed and RM_CFG_SEEDED. */
+int dir_seed(struct director *d);
+/* VIP:port/proto -> service id (vip host order). */
+int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto,
+		__u32 id);
+/* Node slot id: ACTIVE, weight 1, named bench_node_name(id). */
+int dir_node(struct director *d, __u32 id, const __u8 mac[6],
+	     const __u8 src_mac[6], __u32 ifindex, __u32 svc_id);
+/* An inner ring array holding slots (BPF_F_INNER_MAP): fd or -errno. */
+int dir_ring_map(const struct rm_slot *slots, __u32 nslots);
+/* Make inner_fd service svc_id's ring. */
+int dir_ring_install(struct director *d, __u32 svc_id, int inner_fd);
+/* Counters summed over CPUs. */
+int dir_counters(struct director *d, __u64 out[RM_CNT_MAX]);
+const char *dir_counter_name(int id);
+/* Is this counter an outcome (exactly one per packet)? */
+bool dir_counter_is_outcome(int id);
+
+/* Node MACs of the test_run benchmarks: 02:52:4d:01:hi:lo. */
+void bench_node_mac(__u32 id, __u8 mac[6]);
+extern const __u8 bench_dir_mac[6];
+extern const __u8 bench_client_mac[6];
+
+/* A 60-byte Ethernet/IPv4 frame (addresses host order) with a TCP header
+ * (flags as in the header's flag byte) or an 8-byte UDP header and zero
+ * payload, IPv4 checksum set. Returns the frame length. */
+#define BENCH_TCP_SYN 0x02
+#define BENCH_TCP_ACK 0x10
+size_t bench_frame(__u8 *buf, const __u8 dst_mac[6], const __u8 src_mac[6],
+		   __u32 saddr, __u32 daddr, __u16 sport, __u16 dport,
+		   __u8 proto, __u8 tcp_flags);
+/* The flow of such a frame, as the data plane hashes it. */
+void bench_frame_flow(const __u8 *frame, struct rm_flow *f);
+/* Set the L4 source port (host order) of such a frame. */
+void bench_frame_set_sport(__u8 *frame, __u16 sport);
+/* Owner node id of a frame's flow in an encoded ring; -1 if none. */
+int bench_frame_owner(const __u8 *frame, const struct rm_slot *slots,
+		      __u32 nslots, __u32 *id);
+
+#endif

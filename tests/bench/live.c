@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part 4: live forwarding in the namespace testbed (scripts/testbed.sh).
+ *
+ *   client ns: trafficgen's tg_udp runs through bpf_prog_test_run with
+ *              BPF_F_TEST_XDP_LIVE_FRAMES "on" c-eth0: every frame gets the
+ *              next flow (source address and port) and leaves by XDP_TX,
+ *              i.e. into the director's d-in.
+ *   director:  on d-in, the director (rm_xdp, the benchmark's fixture:
+ *              seeded, one UDP service on the testbed VIP, the testbed's
+ *              nodes, a ring of nodes x 1000 vnodes, rm_tx_ports) or the
+ *              baseline's bl_redirect (everything to node 1) in turn,
+ *              swapped on one BPF link between rounds.
+ *   node ns:   tg_count on each n-eth0 counts and drops (a veth only
+ *              accepts redirected frames when its peer runs XDP).
+ *
+ * Everything runs on the CPU of the test_run call (softirq of the veth
+ * NAPI instances after each batch), so a round's rate is the rate of the
+ * whole chain: generator, director (or baseline), counter. pps = frames
+ * counted at the nodes / wall time of the test_run call. The director is
+ * also checked: its forwarded-redirect counter must move by exactly the
+ * frames sent and no drop counter may move.
+ *
+ * Traffic stays in the testbed's namespaces: all links are BPF links
+ * owned by this process (gone when it exits, whatever happens), the
+ * generator is bounded by its repeat count and an alarm.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ringmaster.skel.h"
+#include "baseline.skel.h"
+#include "trafficgen.skel.h"
+#include "bench.h"
+#include "director.h"
+#include "ringfix.h"
+#include "util.h"
+
+#define LV_MAX_NODES 16
+#define LV_PORT 7777
+#define LV_FLOWS 131072u /* 2 source addresses x 65,536 ports */
+#define LV_BATCH 64
+#define LV_ALARM_S 240
+
+struct testbed {
+	char client_ns[64], dir_ns[64], client_if[IF_NAMESIZE];
+	char dir_in[IF_NAMESIZE];
+	__u8 dir_in_mac[6], client_mac[6];
+	__u32 client_ip, vip;
+	int nodes;
+	char node_ns[LV_MAX_NODES + 1][64];
+	char node_if[LV_MAX_NODES + 1][IF_NAMESIZE];
+	__u8 node_mac[LV_MAX_NODES + 1][6];
+	__u8 dir_node_mac[LV_MAX_NODES + 1][6];
+	__u32 dir_node_ifindex[LV_MAX_NODES + 1];
+};
+
+static int copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+/* KEY=VALUE and KEY[i]=VALUE lines of testbed.sh's state file. */
+static int tb_load(const char *path, struct testbed *tb)
+{
+	char line[256], key[64], val[160];
+	FILE *f = fopen(path, "r");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	memset(tb, 0, sizeof(*tb));
+	while (fgets(line, sizeof(line), f) && !err) {
+		char *eq = strchr(line, '='), *br;
+		int i = 0;
+
+		if (!eq)
+			continue;
+		*eq = 0;
+		eq[1 + strcspn(eq + 1, "\n")] = 0;
+		if (copy_str(key, sizeof(key), line) ||
+		    copy_str(val, sizeof(val), eq + 1))
+			continue;
+		br = strchr(key, '[');
+		if (br) {
+			i = atoi(br + 1);
+			*br = 0;
+			if (i < 1 || i > LV_MAX_NODES)
+				continue;
+		}
+		if (!strcmp(key, "TB_CLIENT_NS"))
+			err =
+			    copy_str(tb->client_ns, sizeof(tb->client_ns), val);
+		else if (!strcmp(key, "TB_DIR_NS"))
+			err = copy_str(tb->dir_ns, sizeof(tb->dir_ns), val);
+		else if (!strcmp(key, "TB_CLIENT_IF"))
+			err =
+			    copy_str(tb->client_if, sizeof(tb->client_if), val);
+		else if (!strcmp(key, "TB_DIR_IN"))
+			err = copy_str(tb->dir_in, sizeof(tb->dir_in), val);
+		else if (!strcmp(key, "TB_DIR_IN_MAC"))
+			err = rm_parse_mac(val, tb->dir_in_mac);
+		else if (!strcmp(key, "TB_CLIENT_MAC"))
+			err = rm_parse_mac(val, tb->client_mac);
+		else if (!strcmp(key, "TB_CLIENT_IP4"))
+			err = inet_pton(AF_INET, val, &tb->client_ip) == 1
+				  ? 0
+				  : -EINVAL;
+		else if (!strcmp(key, "TB_VIP4"))
+			err = inet_pton(AF_INET, val, &tb->vip) == 1 ? 0
+								     : -EINVAL;
+		else if (!strcmp(key, "TB_NODES"))
+			tb->nodes = atoi(val);
+		else if (br && !strcmp(key, "TB_NODE_NS"))
+			err = copy_str(tb->node_ns[i], sizeof(tb->node_ns[i]),
+				       val);
+		else if (br && !strcmp(key, "TB_NODE_IF"))
+			err = copy_str(tb->node_if[i], sizeof(tb->node_if[i]),
+				       val);
+		else if (br && !strcmp(key, "TB_NODE_MAC"))
+			err = rm_parse_mac(val, tb->node_mac[i]);
+		else if (br && !strcmp(key, "TB_DIR_NODE_MAC"))
+			err = rm_parse_mac(val, tb->dir_node_mac[i]);
+		else if (br && !strcmp(key, "TB_DIR_NODE_IFINDEX"))
+			tb->dir_node_ifindex[i] = (__u32)atoi(val);
+	}
+	fclose(f);
+	tb->client_ip = ntohl(tb->client_ip);
+	tb->vip = ntohl(tb->vip);
+	if (!err && (tb->nodes < 1 || tb->nodes > LV_MAX_NODES ||
+		     !tb->client_ns[0] || !tb->dir_ns[0] || !tb->vip))
+		err = -EINVAL;
+	return err;
+}
+
+static int enter_ns(const char *name)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int enter_fd(int fd)
+{
+	return setns(fd, CLONE_NEWNET) ? -errno : 0;
+}
+
+struct lctx {
+	const struct bench_opts *o;
+	struct testbed tb;
+	struct director d;
+	struct baseline_bpf *bl;
+	struct trafficgen_bpf *tg;
+	struct bpf_link *count_link[LV_MAX_NODES + 1];
+	struct bpf_link *in_link;
+	int root_ns;
+	__u32 client_ifindex;
+	__u8 frame[64];
+	size_t len;
+};
+
+static __u64 percpu_sum(int fd, __u32 key, int ncpus)
+{
+	__u64 v[ncpus], s = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, v))
+		return 0;
+	for (int c = 0; c < ncpus; c++)
+		s += v[c];
+	return s;
+}
+
+static int load_all(struct lctx *l)
+{
+	struct testbed *tb = &l->tb;
+	struct bench_ring br;
+	__u32 id;
+	int err, inner;
+
+	err = dir_open(&l->d);
+	if (err)
+		return err;
+	if (dir_seed(&l->d) ||
+	    dir_service(&l->d, tb->vip, LV_PORT, IPPROTO_UDP, BENCH_SVC_ID))
+		return -errno;
+	for (id = 0; id < (__u32)tb->nodes; id++)
+		if (dir_node(&l->d, id, tb->node_mac[id + 1],
+			     tb->dir_node_mac[id + 1],
+			     tb->dir_node_ifindex[id + 1], BENCH_SVC_ID))
+			return -errno;
+	err = bench_ring(tb->nodes, 1000, &br);
+	if (err)
+		return err;
+	inner = dir_ring_map(br.slots, br.nslots);
+	bench_ring_free(&br);
+	if (inner < 0)
+		return inner;
+	err = dir_ring_install(&l->d, BENCH_SVC_ID, inner);
+	close(inner);
+	if (err)
+		return err;
+
+	l->bl = baseline_bpf__open();
+	if (!l->bl)
+		return -errno;
+	l->bl->rodata->bl_ifindex = tb->dir_node_ifindex[1];
+	if (baseline_bpf__load(l->bl))
+		return -errno;
+	memcpy(l->bl->bss->bl_dst_mac, tb->node_mac[1], 6);
+	memcpy(l->bl->bss->bl_src_mac, tb->dir_node_mac[1], 6);
+
+	l->tg = trafficgen_bpf__open();
+	if (!l->tg)
+		return -errno;
+	l->tg->rodata->tg_saddr = tb->client_ip;
+	l->tg->rodata->tg_flows = LV_FLOWS;
+	l->tg->rodata->tg_sport = 0;
+	l->tg->rodata->tg_nports = 65536;
+	if (trafficgen_bpf__load(l->tg))
+		return -errno;
+	memcpy(l->tg->bss->tg_dst_mac, tb->dir_in_mac, 6);
+	memcpy(l->tg->bss->tg_src_mac, tb->client_mac, 6);
+	l->len =
+	    bench_frame(l->frame, tb->dir_in_mac, tb->client_mac, tb->client_ip,
+			tb->vip, 1024, LV_PORT, IPPROTO_UDP, 0);
+	return 0;
+}
+
+static int attach_all(struct lctx *l)
+{
+	struct testbed *tb = &l->tb;
+	__u32 ifindex;
+	int err;
+
+	for (int i = 1; i <= tb->nodes; i++) {
+		err = enter_ns(tb->node_ns[i]);
+		if (err)
+			return err;
+		ifindex = if_nametoindex(tb->node_if[i]);
+		if (!ifindex)
+			return -ENODEV;
+		l->count_link[i] =
+		    bpf_program__attach_xdp(l->tg->progs.tg_count, ifindex);
+		if (!l->count_link[i])
+			return -errno;
+	}
+	/* a devmap resolves its ifindexes in the caller's namespace */
+	err = enter_ns(tb->dir_ns);
+	if (err)
+		return err;
+	for (int i = 1; i <= tb->nodes; i++) {
+		struct bpf_devmap_val dv = {
+		    .ifindex = tb->dir_node_ifindex[i],
+		    .bpf_prog.fd = -1,
+		};
+
+		if (bpf_map_update_elem(l->d.tx_ports_fd, &dv.ifindex, &dv,
+					BPF_ANY) ||
+		    (i == 1 &&
+		     bpf_map_update_elem(bpf_map__fd(l->bl->maps.bl_ports),
+					 &dv.ifindex, &dv, BPF_ANY)))
+			return -errno;
+	}
+	ifindex = if_nametoindex(tb->dir_in);
+	if (!ifindex)
+		return -ENODEV;
+	l->in_link = bpf_program__attach_xdp(l->d.skel->progs.rm_xdp, ifindex);
+	if (!l->in_link)
+		return -errno;
+	err = enter_ns(tb->client_ns);
+	if (err)
+		return err;
+	l->client_ifindex = if_nametoindex(tb->client_if);
+	return l->client_ifindex ? 0 : -ENODEV;
+}
+
+static void detach_all(struct lctx *l)
+{
+	bpf_link__destroy(l->in_link);
+	l->in_link = NULL;
+	for (int i = 0; i <= LV_MAX_NODES; i++) {
+		bpf_link__destroy(l->count_link[i]);
+		l->count_link[i] = NULL;
+	}
+}
+
+struct lrun {
+	double pps, secs;
+	__u64 sent, counted;
+};
+
+/* Send n frames; is_dir: the director is on d-in (check its counters). */
+static int live_run(struct lctx *l, __u32 n, bool is_dir, struct lrun *r,
+		    char *why, size_t wlen)
+{
+	/* the kernel wants data_end to be the frame's size */
+	struct xdp_md ctx = {.data_end = l->len,
+			     .ingress_ifindex = l->client_ifindex};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = l->frame,
+		    .data_size_in = l->len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = n,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = LV_BATCH);
+	int cnt_fd = bpf_map__fd(l->tg->maps.tg_counts);
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX], c0, c1, s0, t0, t1;
+
+	if (is_dir && dir_counters(&l->d, before))
+		goto sys;
+	c0 = percpu_sum(cnt_fd, 0, l->d.ncpus);
+	s0 = l->tg->bss->tg_seq;
+	t0 = bench_now_ns();
+	if (bpf_prog_test_run_opts(bpf_program__fd(l->tg->progs.tg_udp), &opts))
+		goto sys;
+	t1 = bench_now_ns();
+	usleep(20000); /* anything still queued in a veth */
+	c1 = percpu_sum(cnt_fd, 0, l->d.ncpus);
+	r->sent = l->tg->bss->tg_seq - s0;
+	r->counted = c1 - c0;
+	r->secs = (double)(t1 - t0) / 1e9;
+	r->pps = (double)r->counted / r->secs;
+	if (r->sent != n) {
+		snprintf(why, wlen, "generator ran %llu times, not %u",
+			 (unsigned long long)r->sent, n);
+		return -1;
+	}
+	if (is_dir) {
+		if (dir_counters(&l->d, after))
+			goto sys;
+		for (int i = 0; i < RM_CNT_MAX; i++) {
+			__u64 d = after[i] - before[i];
+			__u64 exp = i == RM_CNT_FWD_REDIRECT ? n : 0;
+
+			/* the testbed's own chatter (IPv6 neighbour
+			 * discovery, say) is passed to the stack */
+			if (i == RM_CNT_PASS_NOT_SERVICE)
+				continue;
+			if (dir_counter_is_outcome(i) && d != exp) {
+				snprintf(why, wlen,
+					 "director counter %s moved %llu, "
+					 "expected %llu",
+					 dir_counter_name(i),
+					 (unsigned long long)d,
+					 (unsigned long long)exp);
+				return -1;
+			}
+		}
+	}
+	return 0;
+sys:
+	snprintf(why, wlen, "%s", strerror(errno));
+	return -1;
+}
+
+static int set_prog(struct lctx *l, bool dir)
+{
+	struct bpf_program *p =
+	    dir ? l->d.skel->progs.rm_xdp : l->bl->progs.bl_redirect;
+
+	return bpf_link__update_program(l->in_link, p);
+}
+
+int cmd_live(const struct bench_opts *o)
+{
+	const char *state = NULL;
+	__u32 n = o->quick ? 200000 : 2000000;
+	struct lctx l = {.o = o, .root_ns = -1};
+	double pd[101], pb[101], ratio[101];
+	double dl[101], bl[101];
+	struct bench_stat sd, sb, sr, sdl, sbl;
+	__u64 node_pk[LV_MAX_NODES] = {0}, conn[RM_CNT_MAX];
+	__u64 conn0[RM_CNT_MAX];
+	char why[160] = "";
+	struct rm_json j;
+	struct lrun r;
+	int rc = 1, err;
+	FILE *jf = NULL;
+
+	for (int i = 0; i < o->argc; i++) {
+		if (!strcmp(o->argv[i], "--state") && i + 1 < o->argc)
+			state = o->argv[++i];
+		else if (!strcmp(o->argv[i], "--packets") && i + 1 < o->argc)
+			n = (__u32)strtoul(o->argv[++i], NULL, 0);
+	}
+	if (!state || n < 1000 || o->rounds > 101) {
+		fputs("usage: ringbench live --state FILE [--packets N]\n",
+		      stderr);
+		return 2;
+	}
+	err = tb_load(state, &l.tb);
+	if (err) {
+		fprintf(stderr, "live: testbed state %s: %s\n", state,
+			strerror(-err));
+		return 1;
+	}
+	alarm(LV_ALARM_S); /* a hung run ends the process, links and all */
+	bench_pin_cpu();
+	l.root_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	err = l.root_ns < 0 ? -errno : load_all(&l);
+	if (!err)
+		err = attach_all(&l);
+	if (err) {
+		fprintf(stderr, "live: setting up: %s\n", strerror(-err));
+		goto out;
+	}
+
+	/* warm-up and check: both programs deliver every frame */
+	for (int k = 0; k < 2; k++) {
+		bool dir = k == 0;
+
+		err = set_prog(&l, dir);
+		if (err || live_run(&l, n / 10, dir, &r, why, sizeof(why))) {
+			fprintf(stderr, "live: warm-up (%s): %s\n",
+				dir ? "director" : "baseline",
+				err ? strerror(-err) : why);
+			goto out;
+		}
+	}
+	dir_counters(&l.d, conn0);
+	for (int i = 0; i < l.tb.nodes; i++) {
+		struct rm_traffic t[l.d.ncpus];
+		__u32 key = i;
+
+		if (!bpf_map_lookup_elem(
+			bpf_map__fd(l.d.skel->maps.rm_node_stats), &key, t))
+			for (int c = 0; c < l.d.ncpus; c++)
+				node_pk[i] -= t[c].packets;
+	}
+	for (int rd = 0; rd < o->rounds; rd++)
+		for (int k = 0; k < 2; k++) {
+			bool dir = (k == 0) == (rd % 2 == 0);
+
+			err = set_prog(&l, dir);
+			if (err || live_run(&l, n, dir, &r, why, sizeof(why))) {
+				fprintf(stderr, "live: round %d (%s): %s\n", rd,
+					dir ? "director" : "baseline",
+					err ? strerror(-err) : why);
+				goto out;
+			}
+			if (dir) {
+				pd[rd] = r.pps / 1e6;
+				dl[rd] = (double)r.counted / r.sent;
+			} else {
+				pb[rd] = r.pps / 1e6;
+				bl[rd] = (double)r.counted / r.sent;
+			}
+		}
+	dir_counters(&l.d, conn);
+	for (int i = 0; i < l.tb.nodes; i++) {
+		struct rm_traffic t[l.d.ncpus];
+		__u32 key = i;
+
+		if (!bpf_map_lookup_elem(
+			bpf_map__fd(l.d.skel->maps.rm_node_stats), &key, t))
+			for (int c = 0; c < l.d.ncpus; c++)
+				node_pk[i] += t[c].packets;
+	}
+	for (int rd = 0; rd < o->rounds; rd++)
+		ratio[rd] = pd[rd] / pb[rd];
+	bench_stat_of(pd, o->rounds, &sd);
+	bench_stat_of(pb, o->rounds, &sb);
+	bench_stat_of(ratio, o->rounds, &sr);
+	bench_stat_of(dl, o->rounds, &sdl);
+	bench_stat_of(bl, o->rounds, &sbl);
+
+	jf = bench_json_open(o, &j);
+	if (!jf)
+		goto out;
+	rm_json_u64(&j, "nodes", l.tb.nodes);
+	rm_json_u64(&j, "flows", LV_FLOWS);
+	rm_json_u64(&j, "frames_per_round", n);
+	rm_json_u64(&j, "frame_bytes", l.len);
+	rm_json_u64(&j, "batch_size", LV_BATCH);
+	bench_json_stat(&j, "director_mpps", &sd);
+	bench_json_stat(&j, "baseline_mpps", &sb);
+	rm_json_num(&j, "ratio", sd.med / sb.med);
+	bench_json_stat(&j, "ratio_per_round", &sr);
+	bench_json_stat(&j, "director_delivered_fraction", &sdl);
+	bench_json_stat(&j, "baseline_delivered_fraction", &sbl);
+	rm_json_obj_open(&j, "director_counters_over_rounds");
+	for (int i = 0; i < RM_CNT_MAX; i++)
+		if (conn[i] != conn0[i])
+			rm_json_u64(&j, dir_counter_name(i),
+				    conn[i] - conn0[i]);
+	rm_json_obj_close(&j);
+	rm_json_arr_open(&j, "director_packets_per_node");
+	for (int i = 0; i < l.tb.nodes; i++)
+		rm_json_u64(&j, NULL, node_pk[i]);
+	rm_json_arr_close(&j);
+
+	printf("\n### Live forwarding (testbed: %d nodes, %u UDP flows, "
+	       "%zu-byte frames, %u frames per round, median [min-max] of %d "
+	       "interleaved rounds)\n\n",
+	       l.tb.nodes, LV_FLOWS, l.len, n, o->rounds);
+	printf("| program on d-in | Mpps counted at the nodes | delivered |\n");
+	printf("|---|---:|---:|\n");
+	printf("| baseline (bl_redirect, all to node 1) | %.3f [%.3f-%.3f] | "
+	       "%.4f |\n",
+	       sb.med, sb.min, sb.max, sbl.med);
+	printf("| director (rm_xdp, ring of %d x 1000) | %.3f [%.3f-%.3f] | "
+	       "%.4f |\n",
+	       l.tb.nodes, sd.med, sd.min, sd.max, sdl.med);
+	printf("\nratio director / baseline: %.3fx (per round %.3f-%.3f). "
+	       "Generator, director and counters share one CPU: the rate is "
+	       "the chain's.\n",
+	       sd.med / sb.med, sr.min, sr.max);
+	{
+		__u64 tot = 0, mx = 0, mn = ~0ULL;
+
+		for (int i = 0; i < l.tb.nodes; i++) {
+			tot += node_pk[i];
+			mx = node_pk[i] > mx ? node_pk[i] : mx;
+			mn = node_pk[i] < mn ? node_pk[i] : mn;
+		}
+		if (tot)
+			printf(
+			    "director spread over the nodes: min %.1f%%, max "
+			    "%.1f%% (fair share %.1f%%)\n",
+			    100.0 * mn / tot, 100.0 * mx / tot,
+			    100.0 / l.tb.nodes);
+	}
+	{
+		char meas[96];
+		double ratio_med = sd.med / sb.med;
+
+		snprintf(meas, sizeof(meas), "%.3fx (%.3f vs %.3f Mpps)",
+			 ratio_med, sd.med, sb.med);
+		bench_target(o, "live forwarding vs baseline", ">= 0.85x", meas,
+			     o->quick		 ? "n/a"
+			     : ratio_med >= 0.85 ? "met"
+						 : "missed",
+			     o->quick ? "--quick run" : "");
+	}
+	rc = 0;
+out:
+	if (jf)
+		bench_json_close(jf, &j);
+	detach_all(&l);
+	if (l.root_ns >= 0) {
+		enter_fd(l.root_ns);
+		close(l.root_ns);
+	}
+	trafficgen_bpf__destroy(l.tg);
+	baseline_bpf__destroy(l.bl);
+	dir_close(&l.d);
+	return rc;
+}
