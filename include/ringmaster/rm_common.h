@@ -48,16 +48,17 @@
 #define RM_NAME_MAX 32 /* node/service name incl. NUL; names are 1..31 chars */
 #define RM_IFNAME_MAX 16
 
-/* Ring index: the top RM bits of a key select a bucket holding the range
- * of entries that can own it, so the search probes ~1-2 entries instead of
- * log2(n). Bits chosen per ring as ceil(log2(n)) within these bounds. */
+/* Ring index: the top bits of a key select a bucket holding the range of
+ * entries that can own it and the owner of its first part, so most
+ * lookups read one bucket instead of log2(n) entries. Bits chosen per ring
+ * as ceil(log2(n)) + 1 (two buckets per entry) within these bounds. */
 #define RM_INDEX_BITS_MIN 1
 #define RM_INDEX_BITS_MAX RM_MAX_RING_ENTRIES_LOG2
 /* Probes a search may take: enough for the whole ring, whatever the index. */
 #define RM_SEARCH_MAX_PROBES (RM_MAX_RING_ENTRIES_LOG2 + 1)
 
 /* Total slots of a ring map: header + index + entries. */
-#define RM_RING_SLOTS(bits, n) (1u + (1u << (bits)) + (n))
+#define RM_RING_SLOTS(bits, n) (1u + (1u << (bits)) + ((n) + 1) / 2)
 #define RM_RING_MAX_SLOTS RM_RING_SLOTS(RM_INDEX_BITS_MAX, RM_MAX_RING_ENTRIES)
 
 #define RM_DEFAULT_PIN_DIR "/sys/fs/bpf/ringmaster"
@@ -122,16 +123,31 @@ struct rm_svc {
 /* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
  * replaced whole on every change: a packet sees the old ring or the new.
  * Layout of the inner array, all fields host order:
- *   slot 0                  header: a = entries n, b = index bits
- *   slot 1 + bucket         index:  a = first entry with point >= bucket
- *                                   start, b = same for the next bucket
- *   slot 1 + 2^bits + i     entry i: a = point, b = node id
+ *   slot 0               header: a = entries n, b = index bits
+ *   slot 1 + bucket      index:  a = lo, first entry with point >= the
+ *                                bucket's first key; b = hi, the same for
+ *                                the next bucket; c = point of entry lo;
+ *                                d = node of entry lo (entry 0 if lo = n)
+ *   slot 1 + 2^bits + j  entries 2j (a = point, b = node id) and
+ *                                2j+1 (c = point, d = node id)
  * Entries are sorted by point; a key is owned by the first entry whose
- * point is >= the key, wrapping to entry 0. */
+ * point is >= the key, wrapping to entry 0. A bucket answers alone for
+ * every key <= c (and for all its keys when lo = hi), which with one to
+ * two buckets per entry is most keys: two slot reads per packet. */
 struct rm_slot {
 	__u32 a;
 	__u32 b;
+	__u32 c;
+	__u32 d;
 };
+
+/* Point and node of entry i; entries are stored two to a slot. Selected
+ * arithmetically, not by address: an address derived from the index
+ * makes the BPF verifier track the index precisely, and the search loop
+ * then never prunes. */
+#define RM_ODD_MASK(i) (0u - ((__u32)(i) & 1u))
+#define RM_ENTRY_POINT(s, i) ((s)->a ^ (((s)->a ^ (s)->c) & RM_ODD_MASK(i)))
+#define RM_ENTRY_NODE(s, i) ((s)->b ^ (((s)->b ^ (s)->d) & RM_ODD_MASK(i)))
 
 /* ---- rm_nodes: ARRAY [RM_MAX_NODES] of rm_node ---------------------- */
 /* Node slots, shared by all services. The data plane reads the first

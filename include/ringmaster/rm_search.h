@@ -10,11 +10,13 @@
  * indexes a bounds-checked array. Layout: see struct rm_slot.
  *
  * Why an index in front of the binary search: a plain binary search over
- * a sorted array misses cache at every level once the ring outgrows it.
- * The top `bits` of the key select a bucket that stores the range of
- * entries able to own the key; with bits ~ log2(n) that range holds one or
- * two entries, so a lookup is header + bucket + ~2 probes whatever n is.
- * The owner is the same as a full lower-bound search: tested.
+ * a sorted array misses cache at every level once the ring outgrows it,
+ * and in BPF every read of an inner-map slot is a helper call. The top
+ * `bits` of the key select a bucket that stores the range of entries able
+ * to own the key and the owner of the bucket's first part; with two
+ * buckets per entry most lookups are answered by header + bucket, and the
+ * rest probe one or two entries, whatever n is. The owner is always the
+ * same as a full lower-bound search over the sorted points: tested.
  */
 #ifndef RM_SEARCH_H
 #define RM_SEARCH_H
@@ -64,29 +66,36 @@ RM_INLINE int rm_ring_search(RM_RING_T ring, __u32 key, __u32 *node)
 	hi = bucket->b;
 	if (hi > n || lo > hi)
 		return RM_SEARCH_CORRUPT;
+	/* the common case: the bucket's first owner covers the key */
+	if (lo == hi || key <= bucket->c) {
+		*node = bucket->d;
+		return RM_SEARCH_OK;
+	}
 
-	/* lower bound of key in [lo, hi); hi itself is the first entry of a
-	 * later bucket, the owner when nothing in this bucket is >= key */
+	/* entry lo is below key: lower bound of key in (lo, hi); hi itself
+	 * is the first entry of a later bucket, the owner when nothing in
+	 * this bucket is >= key */
+	lo++;
 	for (i = 0; i < RM_SEARCH_MAX_PROBES; i++) {
 		__u32 mid;
 
 		if (lo >= hi)
 			break;
 		mid = lo + ((hi - lo) >> 1);
-		s = RM_RING_SLOT(ring, base + mid);
+		s = RM_RING_SLOT(ring, base + (mid >> 1));
 		if (!s)
 			return RM_SEARCH_CORRUPT;
-		if (s->a < key)
+		if (RM_ENTRY_POINT(s, mid) < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo >= n)
 		lo = 0; /* past the last point: wrap to the first */
-	s = RM_RING_SLOT(ring, base + lo);
+	s = RM_RING_SLOT(ring, base + (lo >> 1));
 	if (!s)
 		return RM_SEARCH_CORRUPT;
-	*node = s->b;
+	*node = RM_ENTRY_NODE(s, lo);
 	return RM_SEARCH_OK;
 }
 

@@ -88,21 +88,21 @@ plain_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key, __u32 *id)
 	if (n == 0)
 		return -1;
 	base = 1 + (1u << slots[0].b);
-	if (base + n > nslots)
+	if (base + (n + 1) / 2 > nslots)
 		return -1;
 	lo = 0;
 	hi = n;
 	while (lo < hi) {
 		__u32 mid = lo + ((hi - lo) >> 1);
 
-		if (slots[base + mid].a < key)
+		if (RM_ENTRY_POINT(&slots[base + (mid >> 1)], mid) < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo >= n)
 		lo = 0;
-	*id = slots[base + lo].b;
+	*id = RM_ENTRY_NODE(&slots[base + (lo >> 1)], lo);
 	return 0;
 }
 

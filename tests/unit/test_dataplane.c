@@ -59,13 +59,13 @@ static int build_topology(struct dp_fx *f)
 {
 	struct bpf_devmap_val port = {.ifindex = LO_IFINDEX};
 	__u32 key = PORT_REDIR, id;
-	struct rm_slot corrupt[3] = {{5, 0}};
+	struct rm_slot corrupt[3] = {{5, 0, 0, 0}};
 	/* one entry (point 0x10) owned by a node id rm_nodes cannot hold */
 	struct rm_slot badnode[4] = {
-	    {1, 1},
-	    {0, 1},
-	    {1, 1},
-	    {0x10, RM_MAX_NODES + 7},
+	    {1, 1, 0, 0},
+	    {0, 1, 0x10, RM_MAX_NODES + 7},
+	    {1, 1, 0, RM_MAX_NODES + 7},
+	    {0x10, RM_MAX_NODES + 7, 0, 0},
 	};
 	int err = 0;
 

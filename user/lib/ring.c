@@ -268,7 +268,9 @@ __u32 rm_ring_index_bits(__u32 n)
 {
 	__u32 bits = RM_INDEX_BITS_MIN;
 
-	while (bits < RM_INDEX_BITS_MAX && (1u << bits) < n)
+	/* two buckets per entry: most buckets then hold at most one point,
+	 * so the bucket alone names the owner */
+	while (bits < RM_INDEX_BITS_MAX && (1ull << bits) < 2ull * n)
 		bits++;
 	return bits;
 }
@@ -289,19 +291,32 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 	memset(slots, 0, (size_t)nslots * sizeof(*slots));
 	slots[0].a = r->n;
 	slots[0].b = bits;
+	if (r->n == 0)
+		return 0;
 	/* bucket b: [first entry >= b << shift, first entry >= (b+1) << shift) */
 	i = 0;
 	for (b = 0; b < nb; b++) {
 		__u64 next = (__u64)(b + 1) << shift;
+		__u32 first = i < r->n ? i : 0;
 
 		slots[1 + b].a = i;
+		slots[1 + b].c = i < r->n ? r->entries[i].point : 0;
+		slots[1 + b].d = r->nodes[r->entries[first].node].id;
 		while (i < r->n && r->entries[i].point < next)
 			i++;
 		slots[1 + b].b = i;
 	}
 	for (i = 0; i < r->n; i++) {
-		slots[base + i].a = r->entries[i].point;
-		slots[base + i].b = r->nodes[r->entries[i].node].id;
+		struct rm_slot *s = &slots[base + (i >> 1)];
+		__u32 id = r->nodes[r->entries[i].node].id;
+
+		if (i & 1) {
+			s->c = r->entries[i].point;
+			s->d = id;
+		} else {
+			s->a = r->entries[i].point;
+			s->b = id;
+		}
 	}
 	return 0;
 }

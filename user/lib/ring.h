@@ -64,7 +64,7 @@ struct rm_move {
 int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
 		 struct rm_move **moves, size_t *n_moves, __u64 *moved);
 
-/* Kernel layout. Index bits for n entries: ceil(log2(n)) clamped to
+/* Kernel layout. Index bits for n entries: ceil(log2(2n)) clamped to
  * [RM_INDEX_BITS_MIN, RM_INDEX_BITS_MAX]. */
 __u32 rm_ring_index_bits(__u32 n);
 /* Slots the encoded ring needs: RM_RING_SLOTS(bits, n). */
