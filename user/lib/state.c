@@ -32,10 +32,14 @@
 #include "util.h"
 
 const char *const rm_map_names[RM_M_NR] = {
-	[RM_M_SERVICES] = RM_MAP_SERVICES,   [RM_M_RINGS] = RM_MAP_RINGS,
-	[RM_M_NODES] = RM_MAP_NODES,         [RM_M_CONFIG] = RM_MAP_CONFIG,
-	[RM_M_SVC_META] = RM_MAP_SVC_META,   [RM_M_COUNTERS] = RM_MAP_COUNTERS,
-	[RM_M_SVC_STATS] = RM_MAP_SVC_STATS, [RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
+	[RM_M_SERVICES] = RM_MAP_SERVICES,
+	[RM_M_RINGS] = RM_MAP_RINGS,
+	[RM_M_NODES] = RM_MAP_NODES,
+	[RM_M_CONFIG] = RM_MAP_CONFIG,
+	[RM_M_SVC_META] = RM_MAP_SVC_META,
+	[RM_M_COUNTERS] = RM_MAP_COUNTERS,
+	[RM_M_SVC_STATS] = RM_MAP_SVC_STATS,
+	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
 	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
 };
 
@@ -47,8 +51,8 @@ const char *rm_errmsg(void)
 }
 
 /* Record why, return err: every failure path is `return fail(...)`. */
-static int __attribute__((format(printf, 2, 3))) fail(int err, const char *fmt,
-						       ...)
+static int __attribute__((format(printf, 2, 3)))
+fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -67,16 +71,24 @@ static void name_copy(char *dst, const char *src, size_t size)
 	memcpy(dst, src, len);
 }
 
+/* name: the pinned map, or NULL for the directory itself */
 static int map_open_err(int err, const char *pin_dir, const char *name)
 {
+	const char *sep = name ? "/" : "";
+
+	if (!name)
+		name = "";
 	if (err == -ENOENT)
-		return fail(err, "no Ringmaster state at %s (%s missing): run "
-			    "`ringload attach IFACE` first, or pass --pin-dir",
-			    pin_dir, name);
+		return fail(err,
+			    "no Ringmaster state at %s%s%s: run `ringload "
+			    "attach IFACE` first, or pass --pin-dir",
+			    pin_dir, sep, name);
 	if (err == -EPERM || err == -EACCES)
-		return fail(err, "permission denied opening %s/%s: run as root "
-			    "(needs CAP_BPF and CAP_NET_ADMIN)", pin_dir, name);
-	return fail(err, "cannot open %s/%s: %s", pin_dir, name,
+		return fail(err,
+			    "permission denied opening %s%s%s: run as "
+			    "root (needs CAP_BPF and CAP_NET_ADMIN)",
+			    pin_dir, sep, name);
+	return fail(err, "cannot open %s%s%s: %s", pin_dir, sep, name,
 		    strerror(-err));
 }
 
@@ -90,8 +102,9 @@ static int array_read(int fd, __u32 n, size_t vsize, void *out)
 	if (!keys)
 		return -ENOMEM;
 	err = bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, NULL);
-	if ((!err || err == -ENOENT) && count == n)
-		goto out;
+	if ((!err || err == -ENOENT) && count == n && !keys[0] &&
+	    keys[n - 1] == n - 1)
+		goto out; /* an array comes back whole and in key order */
 	for (__u32 i = 0; i < n; i++) {
 		err = bpf_map_lookup_elem(fd, &i, (char *)out + i * vsize);
 		if (err)
@@ -115,9 +128,8 @@ static int array_write(int fd, __u32 n, const void *vals, size_t vsize)
 	err = bpf_map_update_batch(fd, keys, vals, &count, NULL);
 	if (err)
 		for (__u32 i = 0; i < n; i++) {
-			err = bpf_map_update_elem(fd, &i,
-						  (const char *)vals + i * vsize,
-						  BPF_ANY);
+			err = bpf_map_update_elem(
+			    fd, &i, (const char *)vals + i * vsize, BPF_ANY);
 			if (err)
 				break;
 		}
@@ -155,16 +167,23 @@ int rm_bpffs_prepare(const char *pin_dir)
 	 * bpffs there is mounted whatever the pin dir, as systemd would */
 	if (!statfs("/sys/fs/bpf", &sfs) && sfs.f_type != BPF_FS_MAGIC &&
 	    mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-		return fail(-errno, "cannot mount bpffs at /sys/fs/bpf: %s "
-			    "(mount it: mount -t bpf bpf /sys/fs/bpf)",
-			    strerror(errno));
+		return fail(-errno,
+			    "cannot mount bpffs at /sys/fs/bpf: %s "
+			    "(%s)",
+			    strerror(errno),
+			    errno == EPERM ? "run as root"
+					   : "mount -t bpf bpf /sys/fs/bpf");
 	err = mkdir_p(pin_dir);
 	if (err)
-		return fail(err, "cannot create pin dir %s: %s", pin_dir,
-			    strerror(-err));
+		return fail(err, "cannot create pin dir %s: %s%s", pin_dir,
+			    strerror(-err),
+			    err == -EACCES || err == -EPERM ? " (run as root)"
+							    : "");
 	if (statfs(pin_dir, &sfs) || sfs.f_type != BPF_FS_MAGIC)
-		return fail(-EINVAL, "%s is not on a BPF filesystem: use a "
-			    "--pin-dir under /sys/fs/bpf", pin_dir);
+		return fail(-EINVAL,
+			    "%s is not on a BPF filesystem: use a "
+			    "--pin-dir under /sys/fs/bpf",
+			    pin_dir);
 	return 0;
 }
 
@@ -174,7 +193,8 @@ int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir)
 	struct bpf_map *map;
 	int err;
 
-	bpf_object__for_each_map(map, obj) {
+	bpf_object__for_each_map(map, obj)
+	{
 		/* .rodata/.bss belong to one program instance, not state */
 		if (bpf_map__is_internal(map))
 			continue;
@@ -188,7 +208,7 @@ int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir)
 		     bpf_map__type(map) == BPF_MAP_TYPE_DEVMAP_HASH) &&
 		    !access(path, F_OK))
 			bpf_map__set_map_flags(map, bpf_map__map_flags(map) |
-						    BPF_F_RDONLY_PROG);
+							BPF_F_RDONLY_PROG);
 		err = bpf_map__set_pin_path(map, path);
 		if (err)
 			return fail(err, "cannot set pin path %s: %s", path,
@@ -246,14 +266,16 @@ int rm_state_create(const char *pin_dir, struct ringmaster_bpf **out)
 	err = ringmaster_bpf__load(skel);
 	if (err == -EPERM || err == -EACCES) {
 		fail(err, "permission denied loading the XDP program: run as "
-		     "root (needs CAP_BPF, CAP_NET_ADMIN)");
+			  "root (needs CAP_BPF, CAP_NET_ADMIN)");
 		goto out;
 	}
 	if (err) {
-		fail(err, "cannot load the XDP program with the maps pinned in "
+		fail(err,
+		     "cannot load the XDP program with the maps pinned in "
 		     "%s: %s (maps from another build? `ringctl save > cfg; "
 		     "ringload purge`, attach again, `ringctl restore cfg`; "
-		     "-v shows details)", pin_dir, strerror(-err));
+		     "-v shows details)",
+		     pin_dir, strerror(-err));
 		goto out;
 	}
 	err = seed_init(bpf_map__fd(skel->maps.rm_config));
@@ -358,7 +380,8 @@ static int check_map(struct rm_state *st, enum rm_map_id id, __u32 key,
 		value = info.value_size >= 4 ? info.value_size : 4;
 	}
 	if (info.key_size != key || info.value_size != value)
-		return fail(-EPROTO, "%s/%s does not match this build (key %u "
+		return fail(-EPROTO,
+			    "%s/%s does not match this build (key %u "
 			    "value %u, expected %u/%u): `ringctl save`, "
 			    "`ringload purge`, attach, `ringctl restore`",
 			    st->pin_dir, rm_map_names[id], info.key_size,
@@ -381,18 +404,16 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 		return fail(-ENAMETOOLONG, "pin dir path too long: %s",
 			    pin_dir);
 	if (stat(pin_dir, &sb))
-		return map_open_err(-errno, pin_dir, "directory");
+		return map_open_err(-errno, pin_dir, NULL);
 	if (lock != RM_LOCK_NONE) {
 		st->lock_fd = rm_lock_pin_dir(pin_dir, lock);
 		if (st->lock_fd < 0) {
-			err = fail(st->lock_fd, "cannot lock %s: %s", pin_dir,
-				   strerror(-st->lock_fd));
+			err = map_open_err(st->lock_fd, pin_dir, NULL);
 			goto fail;
 		}
 	}
 	for (i = 0; i < RM_M_NR; i++) {
-		snprintf(path, sizeof(path), "%s/%s", pin_dir,
-			 rm_map_names[i]);
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, rm_map_names[i]);
 		st->fd[i] = bpf_obj_get(path);
 		if (st->fd[i] < 0) {
 			err = map_open_err(-errno, pin_dir, rm_map_names[i]);
@@ -404,8 +425,8 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_NODES, 4, sizeof(struct rm_node));
 	if (!err)
-		err = check_map(st, RM_M_SVC_META, 4,
-				sizeof(struct rm_svc_meta));
+		err =
+		    check_map(st, RM_M_SVC_META, 4, sizeof(struct rm_svc_meta));
 	if (!err)
 		err = check_map(st, RM_M_CONFIG, 4, sizeof(struct rm_config));
 	if (!err)
@@ -467,8 +488,10 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 	 * id and opening it: try again, the new one is there then */
 	for (tries = 0; tries < 5 && fd < 0; tries++) {
 		if (bpf_map_lookup_elem(st->fd[RM_M_RINGS], &svc, &id))
-			return fail(-ENOENT, "service id %u has no ring "
-				    "installed", svc);
+			return fail(-ENOENT,
+				    "service id %u has no ring "
+				    "installed",
+				    svc);
 		fd = bpf_map_get_fd_by_id(id);
 	}
 	if (fd < 0)
@@ -479,8 +502,8 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 		err = -EPROTO;
 	if (!err) {
 		*slots = calloc(info.max_entries, sizeof(**slots));
-		err = *slots ? array_read(fd, info.max_entries,
-					  sizeof(**slots), *slots)
+		err = *slots ? array_read(fd, info.max_entries, sizeof(**slots),
+					  *slots)
 			     : -ENOMEM;
 	}
 	close(fd);
@@ -500,35 +523,64 @@ static int spec_by_name(const void *a, const void *b)
 		      ((const struct rm_node_spec *)b)->name);
 }
 
-int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
-		   const struct rm_snap *s, __u32 svc, struct rm_ring *r)
+/* Is slots exactly what r encodes to? */
+static bool encodes_to(const struct rm_ring *r, const struct rm_slot *slots,
+		       __u32 nslots)
 {
-	__u32 n = nslots ? slots[0].a : 0, bits = nslots ? slots[0].b : 0;
-	__u32 base = 1 + (1u << (bits & 31)), k = 0;
+	__u32 m = rm_ring_nslots(r);
+	struct rm_slot *want;
+	bool same;
+
+	if (m != nslots)
+		return false;
+	want = calloc(m, sizeof(*want));
+	same = want && !rm_ring_encode(r, want, m) &&
+	       !memcmp(want, slots, (size_t)m * sizeof(*want));
+	free(want);
+	return same;
+}
+
+/* Entry i of an encoded ring: two per slot after the index (rm_common.h,
+ * struct rm_slot). The only place that knows the entry layout. */
+static void entry_at(const struct rm_slot *e, __u32 i, __u32 *point,
+		     __u32 *id)
+{
+	const struct rm_slot *s = &e[i >> 1];
+
+	*point = i & 1 ? s->c : s->a;
+	*id = i & 1 ? s->d : s->b;
+}
+
+/* Read the entries back; node names and weights come from s. */
+static int decode_entries(const struct rm_slot *slots, __u32 nslots,
+			  const struct rm_snap *s, __u32 svc,
+			  struct rm_ring *r)
+{
+	__u32 n = slots[0].a, bits = slots[0].b, k = 0, point, id;
+	const struct rm_slot *e = slots + 1 + (1u << (bits & 31));
 	int *idx = NULL, err = -EINVAL;
 
-	memset(r, 0, sizeof(*r));
-	if (!nslots || bits < RM_INDEX_BITS_MIN || bits > RM_INDEX_BITS_MAX ||
-	    n > RM_MAX_RING_ENTRIES || base + n > nslots)
-		goto corrupt;
+	if (bits < RM_INDEX_BITS_MIN || bits > RM_INDEX_BITS_MAX ||
+	    n > RM_MAX_RING_ENTRIES || RM_RING_SLOTS(bits, n) > nslots)
+		return -EINVAL;
 	idx = malloc(RM_MAX_NODES * sizeof(*idx));
 	r->nodes = calloc(RM_MAX_NODES_PER_RING, sizeof(*r->nodes));
 	r->entries = calloc(n ? n : 1, sizeof(*r->entries));
-	err = -ENOMEM;
-	if (!idx || !r->nodes || !r->entries)
-		goto fail;
+	if (!idx || !r->nodes || !r->entries) {
+		err = -ENOMEM;
+		goto out;
+	}
 	memset(idx, 0xff, RM_MAX_NODES * sizeof(*idx));
-	err = -EINVAL;
 	for (__u32 i = 0; i < n; i++) {
-		__u32 id = slots[base + i].b;
 		struct rm_node_spec *ns = &r->nodes[k];
 
+		entry_at(e, i, &point, &id);
 		if (id >= RM_MAX_NODES)
-			goto corrupt;
+			goto out;
 		if (idx[id] >= 0)
 			continue;
 		if (k == RM_MAX_NODES_PER_RING)
-			goto corrupt;
+			goto out;
 		idx[id] = (int)k++;
 		ns->id = id;
 		ns->weight = s->node[id].weight;
@@ -542,23 +594,47 @@ int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 	for (__u32 i = 0; i < k; i++)
 		idx[r->nodes[i].id] = (int)i;
 	for (__u32 i = 0; i < n; i++) {
-		r->entries[i].point = slots[base + i].a;
-		r->entries[i].node = (__u32)idx[slots[base + i].b];
+		entry_at(e, i, &point, &id);
+		r->entries[i].point = point;
+		r->entries[i].node = (__u32)idx[id];
 	}
 	r->seed = s->cfg.seed;
 	r->vnodes = s->svc[svc].vnodes;
 	r->n_nodes = k;
 	r->n = n;
+	err = 0;
+out:
 	free(idx);
-	return 0;
-corrupt:
-	fail(err, "the ring of service '%s' is corrupt (header n=%u bits=%u, "
-	     "%u slots): `ringctl save` and `ringctl restore` rebuild it",
-	     s->svc[svc].name, n, bits, nslots);
-fail:
-	free(idx);
-	rm_ring_free(r);
 	return err;
+}
+
+int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
+		   const struct rm_snap *s, __u32 svc, struct rm_ring *r)
+{
+	int err = -EINVAL;
+
+	/* the usual case: the kernel holds exactly the ring the snapshot
+	 * builds, names and weights included */
+	if (!rm_snap_ring(s, svc, r)) {
+		if (encodes_to(r, slots, nslots))
+			return 0;
+		rm_ring_free(r);
+	}
+	memset(r, 0, sizeof(*r));
+	if (nslots)
+		err = decode_entries(slots, nslots, s, svc, r);
+	/* read back right only if it encodes to the very same slots */
+	if (!err && !encodes_to(r, slots, nslots))
+		err = -EINVAL;
+	if (!err)
+		return 0;
+	rm_ring_free(r);
+	if (err == -ENOMEM)
+		return fail(err, "out of memory");
+	return fail(err,
+		    "the ring of service '%s' is corrupt (%u slots): "
+		    "`ringctl save | ringctl restore -` rebuilds it",
+		    s->svc[svc].name, nslots);
 }
 
 /* Per-CPU values of key: nfields u64s each, summed over CPUs. */
@@ -620,19 +696,24 @@ static int percpu_zero(struct rm_state *st, enum rm_map_id map, __u32 key,
 const char *rm_node_state_name(__u32 state)
 {
 	switch (state) {
-	case RM_NODE_FREE: return "free";
-	case RM_NODE_ACTIVE: return "active";
-	case RM_NODE_DRAINING: return "draining";
-	case RM_NODE_DOWN: return "down";
-	default: return "?";
+	case RM_NODE_FREE:
+		return "free";
+	case RM_NODE_ACTIVE:
+		return "active";
+	case RM_NODE_DRAINING:
+		return "draining";
+	case RM_NODE_DOWN:
+		return "down";
+	default:
+		return "?";
 	}
 }
 
 int rm_snap_find_svc(const struct rm_snap *s, const char *name)
 {
 	for (int i = 0; i < RM_MAX_SERVICES; i++)
-		if (s->svc[i].in_use && !strncmp(s->svc[i].name, name,
-						 RM_NAME_MAX))
+		if (s->svc[i].in_use &&
+		    !strncmp(s->svc[i].name, name, RM_NAME_MAX))
 			return i;
 	return -1;
 }
@@ -651,8 +732,8 @@ static void key_text(const struct rm_svc_key *k, char *out, size_t len)
 {
 	char addr[64];
 
-	rm_format_addr(k->vip, k->flags & RM_SVCK_V6 ? RM_FAMILY_V6
-						      : RM_FAMILY_V4,
+	rm_format_addr(k->vip,
+		       k->flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
 		       addr, sizeof(addr));
 	snprintf(out, len, "%s port %u/%s", addr, ntohs(k->port),
 		 rm_proto_name(k->proto));
@@ -665,21 +746,26 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 	char kt[96];
 
 	if (!rm_name_valid(m->name))
-		return fail(-EINVAL, "service name '%.*s' is invalid: use "
-			    "1-%d characters [A-Za-z0-9._-]", RM_NAME_MAX,
-			    m->name, RM_NAME_MAX - 1);
+		return fail(-EINVAL,
+			    "service name '%.*s' is invalid: use "
+			    "1-%d characters [A-Za-z0-9._-]",
+			    RM_NAME_MAX, m->name, RM_NAME_MAX - 1);
 	if (m->vnodes < 1 || m->vnodes > RM_MAX_VNODES)
-		return fail(-EINVAL, "--vnodes %u out of range 1-%u",
-			    m->vnodes, RM_MAX_VNODES);
+		return fail(-EINVAL, "--vnodes %u out of range 1-%u", m->vnodes,
+			    RM_MAX_VNODES);
 	if (rm_snap_find_svc(s, m->name) >= 0)
-		return fail(-EEXIST, "service '%s' already exists (ringctl "
-			    "service list shows it)", m->name);
+		return fail(-EEXIST,
+			    "service '%s' already exists (ringctl "
+			    "service list shows it)",
+			    m->name);
 	for (i = 0; i < RM_MAX_SERVICES; i++)
 		if (s->svc[i].in_use &&
 		    !memcmp(&s->svc[i].key, &m->key, sizeof(m->key))) {
 			key_text(&m->key, kt, sizeof(kt));
-			return fail(-EEXIST, "service '%s' already serves %s: "
-				    "delete it first", s->svc[i].name, kt);
+			return fail(-EEXIST,
+				    "service '%s' already serves %s: "
+				    "delete it first",
+				    s->svc[i].name, kt);
 		}
 	/* the same service as before keeps its id, so restoring an
 	 * unchanged configuration changes nothing */
@@ -692,8 +778,10 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 		if (!s->svc[i].in_use && !base->svc[i].in_use)
 			id = i;
 	if (id < 0)
-		return fail(-ENOSPC, "no free service slot (limit %d): delete "
-			    "a service first", RM_MAX_SERVICES);
+		return fail(-ENOSPC,
+			    "no free service slot (limit %d): delete "
+			    "a service first",
+			    RM_MAX_SERVICES);
 	memset(&s->svc[id], 0, sizeof(s->svc[id]));
 	name_copy(s->svc[id].name, m->name, RM_NAME_MAX);
 	s->svc[id].key = m->key;
@@ -731,8 +819,10 @@ int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6])
 			    dev ? dev : "");
 	*ifindex = if_nametoindex(dev);
 	if (!*ifindex)
-		return fail(-ENODEV, "interface '%s' not found (`ip link` "
-			    "lists them)", dev);
+		return fail(-ENODEV,
+			    "interface '%s' not found (`ip link` "
+			    "lists them)",
+			    dev);
 	memset(&ifr, 0, sizeof(ifr));
 	strncpy(ifr.ifr_name, dev, IFNAMSIZ - 1);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -741,8 +831,10 @@ int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6])
 			   strerror(errno));
 	else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER &&
 		 ifr.ifr_hwaddr.sa_family != ARPHRD_LOOPBACK)
-		err = fail(-EINVAL, "interface '%s' is not Ethernet: nodes "
-			   "are reached by MAC", dev);
+		err = fail(-EINVAL,
+			   "interface '%s' is not Ethernet: nodes "
+			   "are reached by MAC",
+			   dev);
 	else
 		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	if (fd >= 0)
@@ -763,17 +855,23 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)
 		return fail(-ENOENT, "no such service id %u", svc);
 	if (!rm_name_valid(name))
-		return fail(-EINVAL, "node name '%s' is invalid: use 1-%d "
-			    "characters [A-Za-z0-9._-]", name, RM_NAME_MAX - 1);
+		return fail(-EINVAL,
+			    "node name '%s' is invalid: use 1-%d "
+			    "characters [A-Za-z0-9._-]",
+			    name, RM_NAME_MAX - 1);
 	if (weight < 1 || weight > RM_MAX_WEIGHT)
 		return fail(-ERANGE, "weight %u out of range 1-%u", weight,
 			    RM_MAX_WEIGHT);
 	if (!memcmp(mac, zero, 6) || (mac[0] & 1))
-		return fail(-EINVAL, "MAC of node '%s' must be a unicast "
-			    "address", name);
+		return fail(-EINVAL,
+			    "MAC of node '%s' must be a unicast "
+			    "address",
+			    name);
 	if (rm_snap_find_node(s, svc, name) >= 0)
-		return fail(-EEXIST, "node '%s' already exists in service "
-			    "'%s'", name, s->svc[svc].name);
+		return fail(-EEXIST,
+			    "node '%s' already exists in service "
+			    "'%s'",
+			    name, s->svc[svc].name);
 	err = rm_dev_info(dev, &ifindex, src);
 	if (err)
 		return err;
@@ -788,8 +886,10 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 			s->node[i].gen++;
 		}
 	if (slot < 0)
-		return fail(-ENOSPC, "no free node slot (limit %d): delete a "
-			    "node first", RM_MAX_NODES);
+		return fail(-ENOSPC,
+			    "no free node slot (limit %d): delete a "
+			    "node first",
+			    RM_MAX_NODES);
 	n = &s->node[slot];
 	if (base->node[slot].state != RM_NODE_FREE)
 		n->gen = base->node[slot].gen;
@@ -818,10 +918,14 @@ static const char *ring_err(int err)
 	case -E2BIG:
 		return "ring too large (nodes x weight x vnodes over the "
 		       "limit): lower the weights or the service's --vnodes";
-	case -EEXIST: return "duplicate node name";
-	case -ERANGE: return "weight out of range";
-	case -EINVAL: return "bad node name or vnode count";
-	default: return strerror(-err);
+	case -EEXIST:
+		return "duplicate node name";
+	case -ERANGE:
+		return "weight out of range";
+	case -EINVAL:
+		return "bad node name or vnode count";
+	default:
+		return strerror(-err);
 	}
 }
 
@@ -860,8 +964,8 @@ static bool key_ok(const struct rm_svc_key *k)
 		return false;
 	if (k->proto != 6 && k->proto != 17)
 		return false;
-	return (k->flags & RM_SVCK_V6) || (!k->vip[1] && !k->vip[2] &&
-					   !k->vip[3]);
+	return (k->flags & RM_SVCK_V6) ||
+	       (!k->vip[1] && !k->vip[2] && !k->vip[3]);
 }
 
 /* The whole new snapshot must be sound before anything is written. */
@@ -870,9 +974,9 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 {
 	char ifname[IF_NAMESIZE];
 
-	if (!(new->cfg.flags & RM_CFG_SEEDED))
+	if (!(new->cfg.flags &RM_CFG_SEEDED))
 		return fail(-EINVAL, "the state is not seeded: set one with "
-			    "`ringctl seed --set HEX`");
+				     "`ringctl seed --set HEX`");
 	for (int i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &new->svc[i];
 
@@ -887,9 +991,10 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 			    (!strncmp(new->svc[j].name, m->name, RM_NAME_MAX) ||
 			     !memcmp(&new->svc[j].key, &m->key,
 				     sizeof(m->key))))
-				return fail(-EEXIST, "services '%s' and '%s' "
-					    "collide", new->svc[j].name,
-					    m->name);
+				return fail(-EEXIST,
+					    "services '%s' and '%s' "
+					    "collide",
+					    new->svc[j].name, m->name);
 	}
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &new->node[i];
@@ -906,9 +1011,10 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 		    !memcmp(n, &old->node[i], sizeof(*n)))
 			continue;
 		if (!if_indextoname(n->ifindex, ifname))
-			return fail(-ENODEV, "node '%s': interface %s "
-				    "(ifindex %u) is gone", n->name, n->dev,
-				    n->ifindex);
+			return fail(-ENODEV,
+				    "node '%s': interface %s "
+				    "(ifindex %u) is gone",
+				    n->name, n->dev, n->ifindex);
 	}
 	return 0;
 }
@@ -917,8 +1023,9 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
 			 unsigned int flags, bool *dirty)
 {
-	bool all = (flags & RM_APPLY_ALL) ||
-		   memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(new->cfg.seed));
+	bool all =
+	    (flags & RM_APPLY_ALL) ||
+	    memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(new->cfg.seed));
 
 	for (int i = 0; i < RM_MAX_SERVICES; i++)
 		dirty[i] = all || !old->svc[i].in_use ||
@@ -928,10 +1035,9 @@ static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
 		bool oa = o->state == RM_NODE_ACTIVE;
 		bool na = n->state == RM_NODE_ACTIVE;
 
-		if (oa == na && (!oa || (o->svc_id == n->svc_id &&
-					 o->weight == n->weight &&
-					 !strncmp(o->name, n->name,
-						  RM_NAME_MAX))))
+		if (oa == na &&
+		    (!oa || (o->svc_id == n->svc_id && o->weight == n->weight &&
+			     !strncmp(o->name, n->name, RM_NAME_MAX))))
 			continue;
 		if (oa && o->svc_id < RM_MAX_SERVICES)
 			dirty[o->svc_id] = true;
@@ -1041,6 +1147,16 @@ static bool ifindex_used(const struct rm_snap *s, __u32 ifindex)
 	return false;
 }
 
+/* Add v to the n distinct values of set (few: one per egress device). */
+static void add_distinct(__u32 *set, __u32 *n, __u32 v)
+{
+	for (__u32 i = 0; i < *n; i++)
+		if (set[i] == v)
+			return;
+	if (*n < RM_MAX_NODES)
+		set[(*n)++] = v;
+}
+
 /* Ports no node of new uses: those old used, or with ALL every port. */
 static int tx_ports_prune(struct rm_state *st, const struct rm_snap *old,
 			  const struct rm_snap *new, bool all)
@@ -1050,20 +1166,22 @@ static int tx_ports_prune(struct rm_state *st, const struct rm_snap *old,
 	int err = 0;
 
 	if (!gone)
-		return -ENOMEM;
+		return fail(-ENOMEM, "out of memory");
 	for (int i = 0; i < RM_MAX_NODES; i++)
-		if (old->node[i].state != RM_NODE_FREE && n < RM_MAX_NODES)
-			gone[n++] = old->node[i].ifindex;
-	for (void *prev = NULL; all && n < RM_MAX_NODES &&
-	     !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
-		gone[n++] = next;
+		if (old->node[i].state != RM_NODE_FREE)
+			add_distinct(gone, &n, old->node[i].ifindex);
+	for (void *prev = NULL; all && !bpf_map_get_next_key(fd, prev, &next);
+	     prev = &key) {
+		add_distinct(gone, &n, next);
 		key = next;
 	}
 	for (__u32 i = 0; i < n && !err; i++)
 		if (!ifindex_used(new, gone[i]) &&
 		    bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT)
-			err = fail(-errno, "cannot remove ifindex %u from "
-				   "rm_tx_ports: %s", gone[i], strerror(errno));
+			err = fail(-errno,
+				   "cannot remove ifindex %u from "
+				   "rm_tx_ports: %s",
+				   gone[i], strerror(errno));
 	free(gone);
 	return err;
 }
@@ -1106,11 +1224,11 @@ static int services_want(struct rm_state *st, const struct rm_snap *new,
 		want[n].v.flags = RM_SVC_F_3TUPLE;
 		if (!bpf_map_lookup_elem(st->fd[RM_M_SERVICES], &fk, &cur) &&
 		    cur.id < RM_MAX_SERVICES && new->svc[cur.id].in_use &&
-		    (new->svc[cur.id].flags & RM_SVC_F_3TUPLE) &&
+		    (new->svc[cur.id].flags &RM_SVC_F_3TUPLE) &&
 		    new->svc[cur.id].key.proto == fk.proto &&
 		    !memcmp(new->svc[cur.id].key.vip, fk.vip, sizeof(fk.vip)) &&
-		    (new->svc[cur.id].key.flags & RM_SVCK_V6) ==
-			    (fk.flags & RM_SVCK_V6))
+		    (new->svc[cur.id].key.flags &RM_SVCK_V6) ==
+			(fk.flags & RM_SVCK_V6))
 			want[n].v.id = cur.id;
 		n++;
 	}
@@ -1131,7 +1249,8 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 	}
 	n = services_want(st, new, want);
 	for (void *prev = NULL; m < 4 * RM_MAX_SERVICES &&
-	     !bpf_map_get_next_key(fd, prev, &have[m]); prev = &key)
+				!bpf_map_get_next_key(fd, prev, &have[m]);
+	     prev = &key)
 		key = have[m++];
 	/* stale keys go first, so a key moving between services never
 	 * finds its old owner half removed */
@@ -1150,10 +1269,11 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 		    !memcmp(&cur, &want[j].v, sizeof(cur)))
 			continue;
 		if (bpf_map_update_elem(fd, &want[j].k, &want[j].v, BPF_ANY))
-			err = fail(-errno, "cannot insert service '%s' into "
-				   "rm_services: %s",
-				   new->svc[want[j].v.id].name,
-				   strerror(errno));
+			err =
+			    fail(-errno,
+				 "cannot insert service '%s' into "
+				 "rm_services: %s",
+				 new->svc[want[j].v.id].name, strerror(errno));
 	}
 out:
 	free(want);
@@ -1163,7 +1283,10 @@ out:
 
 /* Wait until every XDP run that could have read the old rings is over:
  * programs run inside RCU read-side sections and MEMBARRIER_CMD_GLOBAL
- * is synchronize_rcu(). Where it is refused (nohz_full), sleep instead. */
+ * is synchronize_rcu(). Where it is refused (nohz_full), sleep instead.
+ * An update or delete of a map-in-map slot from userspace already waits
+ * for running programs before it returns (maybe_wait_bpf_programs(), since
+ * Linux 4.20), so this is only needed when no ring was written. */
 static void rcu_grace(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
@@ -1182,14 +1305,14 @@ static int write_elem(struct rm_state *st, enum rm_map_id map, __u32 key,
 static bool same_node(const struct rm_node *a, const struct rm_node *b)
 {
 	return a->state != RM_NODE_FREE && b->state != RM_NODE_FREE &&
-	       a->svc_id == b->svc_id && !strncmp(a->name, b->name,
-						  RM_NAME_MAX);
+	       a->svc_id == b->svc_id &&
+	       !strncmp(a->name, b->name, RM_NAME_MAX);
 }
 
 int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p)
 {
-	bool all = p->flags & RM_APPLY_ALL, grace = false;
+	bool all = p->flags & RM_APPLY_ALL, grace = false, waited = false;
 	__u32 zero = 0;
 	int err = 0;
 
@@ -1215,8 +1338,8 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!new->svc[i].in_use ||
-		    (!all && !memcmp(&new->svc[i], &old->svc[i],
-				     sizeof(new->svc[i]))))
+		    (!all &&
+		     !memcmp(&new->svc[i], &old->svc[i], sizeof(new->svc[i]))))
 			continue;
 		if (!old->svc[i].in_use &&
 		    percpu_zero(st, RM_M_SVC_STATS, i,
@@ -1231,26 +1354,28 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		err = write_elem(st, RM_M_CONFIG, zero, &new->cfg);
 	/* 3: each ring in one update: packets see the old or the new */
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
-		if (p->changed[i])
+		if (p->changed[i]) {
 			err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
+			waited = !err;
+		}
 	/* 4: service keys, once their rings are in */
 	if (!err)
 		err = services_sync(st, new);
 	/* 5: rings of deleted services, once no key leads to them */
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (!new->svc[i].in_use && (all || old->svc[i].in_use)) {
-			if (bpf_map_delete_elem(st->fd[RM_M_RINGS], &i) &&
-			    errno != ENOENT)
+			if (!bpf_map_delete_elem(st->fd[RM_M_RINGS], &i))
+				waited = true;
+			else if (errno != ENOENT)
 				err = fail(-errno, "cannot remove ring %u: %s",
 					   i, strerror(errno));
-			grace = grace || old->svc[i].in_use;
 		}
 	/* 6: records leaving the rings, once no packet can be on its way */
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
 		if (old->node[i].state == RM_NODE_ACTIVE &&
 		    new->node[i].state != RM_NODE_ACTIVE)
 			grace = true;
-	if (!err && grace)
+	if (!err && grace && !waited)
 		rcu_grace();
 	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
 		if (new->node[i].state != RM_NODE_ACTIVE &&
@@ -1259,8 +1384,8 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 			err = write_elem(st, RM_M_NODES, i, &new->node[i]);
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (!new->svc[i].in_use &&
-		    (all || memcmp(&new->svc[i], &old->svc[i],
-				   sizeof(new->svc[i]))))
+		    (all ||
+		     memcmp(&new->svc[i], &old->svc[i], sizeof(new->svc[i]))))
 			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
 	/* 7: egress ports nobody uses any more */
 	if (!err)
@@ -1294,8 +1419,10 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 	if (!rerr)
 		rerr = rm_plan_apply(st, cur, old, p);
 	if (rerr)
-		fail(err, "%s; rolling back failed too (%s): restore a saved "
-		     "configuration", why, errbuf);
+		fail(err,
+		     "%s; rolling back failed too (%s): restore a saved "
+		     "configuration",
+		     why, errbuf);
 	else
 		fail(err, "%s (rolled back, nothing changed)", why);
 out:

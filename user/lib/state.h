@@ -56,8 +56,8 @@ struct rm_state {
 	char pin_dir[RM_PATH_MAX];
 	int fd[RM_M_NR];
 	int lock_fd;
-	int ncpus;       /* possible CPUs: per-CPU values per key */
-	__u32 tx_vsize;  /* rm_tx_ports value size: ifindex or devmap_val */
+	int ncpus;	/* possible CPUs: per-CPU values per key */
+	__u32 tx_vsize; /* rm_tx_ports value size: ifindex or devmap_val */
 };
 
 /* The control-plane view: everything a change rewrites. */
@@ -79,11 +79,14 @@ int rm_bpffs_prepare(const char *pin_dir);
  * pinned maps or creates and pins them. */
 int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir);
 /* Create the state at pin_dir (or reuse it) by loading the program with
- * pin paths, not attached anywhere, and seed rm_config if it never was.
- * With skel non-NULL the loaded skeleton is handed over (tests run it
- * with BPF_PROG_TEST_RUN); otherwise it is closed, the pins remain. */
+ * pin paths, not attached anywhere, and seed rm_config if it never was
+ * (random key, default UDP timeout and conn insert rate). Runs
+ * rm_bpffs_prepare() first, so it may mount bpffs at /sys/fs/bpf in the
+ * caller's mount namespace. With skel non-NULL the loaded skeleton is
+ * handed over (tests run it with BPF_PROG_TEST_RUN); otherwise it is
+ * closed and the pins remain. */
 int rm_state_create(const char *pin_dir, struct ringmaster_bpf **skel);
-/* Unpin every map under pin_dir and remove the directory. */
+/* Unpin every rm_* pin under pin_dir and remove the directory. */
 int rm_state_purge(const char *pin_dir);
 
 /* ---- open, lock ------------------------------------------------------ */
@@ -133,18 +136,22 @@ int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6]);
 const char *rm_node_state_name(__u32 state);
 
 /* ---- changing the live state ----------------------------------------- */
-#define RM_APPLY_DRY_RUN 0x1  /* validate and build rings in memory only */
-#define RM_APPLY_ALL 0x2      /* rewrite every ring and key (rollback) */
+#define RM_APPLY_DRY_RUN 0x1 /* validate and build rings in memory only */
+#define RM_APPLY_ALL 0x2     /* rewrite every ring and key (rollback) */
 
 struct rm_plan {
 	unsigned int flags;
-	bool changed[RM_MAX_SERVICES];        /* ring rebuilt */
+	bool changed[RM_MAX_SERVICES];	      /* ring rebuilt */
 	struct rm_ring ring[RM_MAX_SERVICES]; /* the new ring if changed */
-	int fd[RM_MAX_SERVICES];              /* its inner map, not installed */
+	int fd[RM_MAX_SERVICES];	      /* its inner map, not installed */
 };
+/* Validate new and build every ring that differs from old (as new inner
+ * maps, unless RM_APPLY_DRY_RUN). Writes nothing. On failure p is freed;
+ * on success rm_plan_free() it after use. */
 int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, unsigned int flags,
 		  struct rm_plan *p);
+/* Write the maps from old to new in the data-plane-safe order. */
 int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p);
 void rm_plan_free(struct rm_plan *p);

@@ -36,7 +36,7 @@ static const struct command commands[] = {
 	{"stats", NULL, cmd_stats, "stats [--json]"},
 	{"save", NULL, cmd_save, "save"},
 	{"restore", NULL, cmd_restore, "restore FILE|- [--dry-run]"},
-	{"seed", NULL, cmd_seed, "seed [--set HEX] [--json]"},
+	{"seed", NULL, cmd_seed, "seed [--set HEX [--dry-run]] [--json]"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

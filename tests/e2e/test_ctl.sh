@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ringload and ringctl end to end, control plane only: attach / status /
+# detach in both modes, state surviving re-attach, every ringctl command
+# and its JSON, save / restore, and every kind of bad input with its exit
+# code and with the pinned maps unchanged.
+#
+# Everything happens in a network namespace this script creates (veth
+# pairs made inside it) with its own bpffs: the script re-runs itself
+# under `ip netns exec`, so nothing touches the root namespace and the
+# pins go away with the mount namespace even if cleanup is cut short.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+LOAD=$BUILD/ringload
+CTL=$BUILD/ringctl
+
+# ---- outside: make the namespace, run inside, always remove it ----------
+if [ -z "${RMT_INNER:-}" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: test_ctl needs root (network namespaces, BPF)"
+		echo "0 passed, 0 failed, 1 skipped"
+		exit 0
+	fi
+	for t in "$LOAD" "$CTL"; do
+		[ -x "$t" ] || { echo "test_ctl: $t missing: run make" >&2; exit 1; }
+	done
+	NS=rmt-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+	trap 'ip netns del "$NS" 2>/dev/null' EXIT
+	trap 'exit 130' INT HUP PIPE
+	trap 'exit 143' TERM
+	ip netns add "$NS" || { echo "0 passed, 1 failed"; exit 1; }
+	# interfaces stay down: no packet moves a counter during the checks
+	for p in "rmv0 rmv1" "rmv2 rmv3"; do
+		set -- $p
+		ip -n "$NS" link add name "$1" type veth peer name "$2" ||
+			{ echo "0 passed, 1 failed"; exit 1; }
+	done
+	# a device without native XDP, for --mode auto to fall back from
+	ip -n "$NS" link add name rmd0 type dummy 2>/dev/null ||
+		ip -n "$NS" link add name rmd0 type ifb 2>/dev/null
+	ip netns exec "$NS" env RMT_INNER=1 BUILD="$BUILD" bash "$0"
+	exit $?
+fi
+
+# ---- inside -------------------------------------------------------------
+PIN=/sys/fs/bpf/rmt-ctl
+PIN2=/sys/fs/bpf/rmt-ctl-copy
+TMP=$(mktemp -d /tmp/rmt-ctl.XXXXXX)
+PASSED=0
+FAILED=0
+
+cleanup()
+{
+	for i in rmv0 rmv1 rmv2 rmd0; do
+		"$LOAD" detach "$i" --pin-dir "$PIN" >/dev/null 2>&1
+		"$LOAD" detach "$i" --pin-dir "$PIN2" >/dev/null 2>&1
+	done
+	rm -rf "$PIN" "$PIN2" "$TMP"
+	umount /sys/fs/bpf 2>/dev/null
+}
+trap cleanup EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+
+mount -t bpf bpf /sys/fs/bpf || { fail "mount bpffs"; echo "$PASSED passed, $FAILED failed"; exit 1; }
+for f in /proc/sys/net/ipv6/conf/*/disable_ipv6; do echo 1 >"$f"; done 2>/dev/null
+
+# Every pinned map, as bpftool dumps it (ring slots hold inner map ids,
+# so a swapped ring shows too).
+digest()
+{
+	local d=${1:-$PIN} f
+	for f in "$d"/*; do
+		echo "== $f"
+		bpftool map dump pinned "$f" 2>&1
+	done | sha256sum | cut -d' ' -f1
+}
+
+json_ok() { python3 -m json.tool >/dev/null 2>&1; }
+
+# jget JSON EXPR: python expression over the parsed document `d`.
+jget()
+{
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# run_json DESC cmd...: exit 0 and valid JSON on stdout.
+run_json()
+{
+	local d=$1 out
+	shift
+	if out=$("$@" 2>"$TMP/err") && printf '%s' "$out" | json_ok; then
+		pass "$d"
+	else
+		fail "$d: $(head -c 300 <<<"$out") $(cat "$TMP/err")"
+	fi
+}
+
+# bad WANT DESC cmd...: exit code WANT, one line on stderr, maps unchanged.
+bad()
+{
+	local want=$1 d=$2 before after rc lines
+	shift 2
+	before=$(digest)
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	after=$(digest)
+	lines=$(wc -l <"$TMP/err")
+	if [ "$rc" -eq "$want" ] && [ "$before" = "$after" ] && [ "$lines" -eq 1 ]; then
+		pass "$d -> $rc: $(cat "$TMP/err")"
+	else
+		fail "$d: rc $rc (want $want), maps $([ "$before" = "$after" ] && echo same || echo CHANGED), stderr: $(cat "$TMP/err")"
+	fi
+}
+
+# unchanged DESC cmd...: exit 0 and maps unchanged (dry runs).
+unchanged()
+{
+	local d=$1 before after
+	shift
+	before=$(digest)
+	if "$@" >"$TMP/out" 2>"$TMP/err" && after=$(digest) && [ "$before" = "$after" ]; then
+		pass "$d"
+	else
+		fail "$d: $(cat "$TMP/err") maps $([ "$before" = "${after:-}" ] && echo same || echo CHANGED)"
+	fi
+}
+
+L() { "$LOAD" --pin-dir "$PIN" "$@"; }
+C() { "$CTL" --pin-dir "$PIN" "$@"; }
+
+# ---- ringload -------------------------------------------------------------
+check "attach rmv0 native" L attach rmv0 --mode native
+st=$(L status --json)
+check "status --json is JSON" json_ok <<<"$st"
+id0=$(jget "$st" 'd["prog_id"]')
+check "status pin_dir" test "$(jget "$st" 'd["pin_dir"]')" = "$PIN"
+check "status prog_id is the program on rmv0" \
+	sh -c "ip link show rmv0 | grep -q 'prog/xdp id $id0 '"
+check "status mode native" test "$(jget "$st" 'd["interfaces"][0]["mode"]')" = native
+bad 1 "attach rmv0 again" L attach rmv0
+check "attach rmv1 generic" L attach rmv1 --mode generic
+check "rmv1 in generic mode" sh -c "ip link show rmv1 | grep -q xdpgeneric"
+st=$(L status --json)
+id1=$(jget "$st" '[i["prog_id"] for i in d["interfaces"] if i["name"]=="rmv1"][0]')
+maps0=$(bpftool prog show id "$id0" -j | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["map_ids"]))')
+maps1=$(bpftool prog show id "$id1" -j | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["map_ids"]))')
+check "both interfaces share the same maps" test -n "$maps0" -a "$maps0" = "$maps1"
+check "status text" sh -c "\"$LOAD\" --pin-dir $PIN status | grep -q rmv1"
+if [ -e /sys/class/net/rmd0 ]; then
+	bad 1 "attach native without driver support" L attach rmd0 --mode native
+	check "the error suggests generic mode" grep -q -- "--mode generic" "$TMP/err"
+	check "attach --mode auto falls back" sh -c "\"$LOAD\" --pin-dir $PIN attach rmd0 --mode auto 2>$TMP/err >/dev/null"
+	check "the fallback is said on stderr" grep -q "falling back to generic" "$TMP/err"
+	check "rmd0 runs generic XDP" sh -c "ip link show rmd0 | grep -q xdpgeneric"
+	check "detach rmd0" L detach rmd0
+else
+	echo "SKIP: no dummy or ifb device for the --mode auto fallback"
+fi
+
+# ---- ringctl: services and nodes ----------------------------------------
+check "service add web" C service add web --vip 198.18.0.10 --port 80 --proto tcp --vnodes 100
+check "service add dns (v6, 3-tuple)" C service add dns --vip 2001:db8::53 --port 53 --proto udp --hash 3tuple --vnodes 50
+check "node add web a" C node add web a --mac 02:00:00:00:00:0a --dev rmv0
+check "node add web b" C node add web b --mac 02:00:00:00:00:0b --dev rmv2 --weight 2
+check "node add web c" C node add web c --mac 02:00:00:00:00:0c --dev rmv0
+check "node add dns a" C node add dns a --mac 02:00:00:00:00:1a --dev rmv0
+check "node set weight" C node set web c --weight 3
+check "node set drain" C node set web c --drain
+check "node set active" C node set web c --active
+check "node set down" C node set web a --down
+check "node set active again" C node set web a --active
+run_json "service list --json" C service list --json
+run_json "show --json" C show --json
+run_json "show web --json" C show web --json
+run_json "lookup --json" C lookup web --src 198.18.1.1 --sport 40000 --json
+run_json "lookup 3-tuple v6 --json" C lookup dns --src 2001:db8::1 --json
+run_json "stats --json" C stats --json
+run_json "seed --json" C seed --json
+run_json "dry run --json" C node add web d --mac 02:00:00:00:00:0d --dev rmv0 --dry-run --json
+sh_=$(C show --json)
+check "show: web has 3 active nodes" test "$(jget "$sh_" '[n["state"] for s in d["services"] if s["name"]=="web" for n in s["nodes"]].count("active")')" = 3
+check "show: live rings match the configuration" test "$(jget "$sh_" 'all(s["ring_matches"] for s in d["services"])')" = True
+check "show: shares add up to 1" test "$(jget "$sh_" 'round(sum(n["share"] for s in d["services"] if s["name"]=="web" for n in s["nodes"]), 9)')" = 1.0
+lk=$(C lookup web --src 198.18.1.1 --sport 40000 --json)
+check "lookup names a node of web" sh -c "echo '$(jget "$lk" 'd["node"]')' | grep -qx '[abc]'"
+check "lookup dst defaults to the VIP" test "$(jget "$lk" 'd["dst"]')" = 198.18.0.10
+check "show text has the bar chart" sh -c "\"$CTL\" --pin-dir $PIN show web | grep -q '#'"
+check "stats text" sh -c "\"$CTL\" --pin-dir $PIN stats | grep -q dropped-no-node"
+check "rm_tx_ports holds rmv2" sh -c "bpftool map dump pinned $PIN/rm_tx_ports | grep -q \"$(cat /sys/class/net/rmv2/ifindex)\""
+
+# ---- dry runs change nothing --------------------------------------------
+unchanged "node add --dry-run" C node add web d --mac 02:00:00:00:00:0d --dev rmv0 --dry-run
+check "dry run reports the move" grep -q "moved:" "$TMP/out"
+unchanged "node del --dry-run" C node del web b --dry-run
+unchanged "node set --dry-run" C node set web b --weight 7 --dry-run
+unchanged "service add --dry-run" C service add x --vip 198.18.0.99 --port 1 --proto tcp --dry-run
+unchanged "service del --dry-run" C service del web --dry-run
+unchanged "seed --set --dry-run" C seed --set 000102030405060708090a0b0c0d0e0f --dry-run
+unchanged "restore --dry-run" sh -c "\"$CTL\" --pin-dir $PIN save | \"$CTL\" --pin-dir $PIN restore - --dry-run"
+
+# ---- bad input: exit code, one line, nothing changed ---------------------
+bad 2 "service add without --vip" C service add x --port 1 --proto tcp
+bad 2 "service add bad vip" C service add x --vip 1.2.3 --port 1 --proto tcp
+bad 2 "service add port out of range" C service add x --vip 198.18.0.9 --port 70000 --proto tcp
+bad 2 "service add bad proto" C service add x --vip 198.18.0.9 --port 1 --proto sctp
+bad 2 "service add bad hash" C service add x --vip 198.18.0.9 --port 1 --proto tcp --hash 4tuple
+bad 2 "service add bad name" C service add 'x/y' --vip 198.18.0.9 --port 1 --proto tcp
+bad 2 "service add vnodes out of range" C service add x --vip 198.18.0.9 --port 1 --proto tcp --vnodes 0
+bad 1 "service add duplicate name" C service add web --vip 198.18.0.9 --port 1 --proto tcp
+bad 1 "service add duplicate vip/port/proto" C service add x --vip 198.18.0.10 --port 80 --proto tcp
+bad 1 "service del unknown" C service del nosuch
+bad 2 "node add bad mac" C node add web d --mac zz:00:00:00:00:01 --dev rmv0
+bad 2 "node add without --dev" C node add web d --mac 02:00:00:00:00:0d
+bad 2 "node add weight 0" C node add web d --mac 02:00:00:00:00:0d --dev rmv0 --weight 0
+bad 2 "node add weight 101" C node add web d --mac 02:00:00:00:00:0d --dev rmv0 --weight 101
+bad 1 "node add multicast mac" C node add web d --mac 01:00:5e:00:00:01 --dev rmv0
+bad 1 "node add unknown service" C node add nosuch d --mac 02:00:00:00:00:0d --dev rmv0
+bad 1 "node add duplicate" C node add web a --mac 02:00:00:00:00:0d --dev rmv0
+bad 1 "node add missing interface" C node add web d --mac 02:00:00:00:00:0d --dev nosuch0
+bad 1 "node del unknown" C node del web nosuch
+bad 2 "node set nothing" C node set web a
+bad 2 "node set two states" C node set web a --drain --down
+bad 1 "node set unknown" C node set web nosuch --weight 2
+bad 2 "lookup bad src" C lookup web --src nonsense --sport 1
+bad 2 "lookup wrong family" C lookup web --src 2001:db8::1 --sport 1
+bad 1 "lookup unknown service" C lookup nosuch --src 198.18.1.1 --sport 1
+bad 1 "show unknown service" C show nosuch
+bad 2 "seed --set bad hex" C seed --set 1234
+bad 2 "unknown command" C frobnicate
+bad 2 "unknown option" C show --frob
+bad 1 "no state at pin dir" "$CTL" --pin-dir /sys/fs/bpf/nosuch show
+printf 'service add ok --vip 198.18.0.70 --port 7 --proto tcp\nservice add x --vip bogus --port 1 --proto tcp\n' >"$TMP/bad1"
+bad 2 "restore: malformed line" C restore "$TMP/bad1"
+printf 'service add ok --vip 198.18.0.70 --port 7 --proto tcp\nnode add nosuch a --mac 02:00:00:00:00:01 --dev rmv0\n' >"$TMP/bad2"
+bad 1 "restore: unknown service" C restore "$TMP/bad2"
+bad 1 "restore: missing file" C restore "$TMP/nosuch"
+if command -v setpriv >/dev/null; then
+	bad 1 "not root" setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" --pin-dir "$PIN" show
+fi
+bad 2 "ringload bad mode" L attach rmv2 --mode turbo
+bad 1 "ringload missing interface" L attach nosuch0
+bad 1 "ringload detach not attached" L detach rmv2
+bad 1 "ringload purge while attached" L purge
+
+# ---- save / restore ------------------------------------------------------
+C node set web b --drain >/dev/null
+C save >"$TMP/save1"
+check "save lists the drained node" grep -q "node set web b --drain" "$TMP/save1"
+before=$(digest)
+check "restore of the same configuration" C restore "$TMP/save1"
+C save >"$TMP/save2"
+check "save after restore is identical" cmp -s "$TMP/save1" "$TMP/save2"
+check "attach rmv2 to a second pin dir" "$LOAD" --pin-dir "$PIN2" attach rmv2 --mode generic
+check "restore into the second pin dir" "$CTL" --pin-dir "$PIN2" restore - <"$TMP/save1"
+"$CTL" --pin-dir "$PIN2" save >"$TMP/save3"
+check "second pin dir saves the same configuration" cmp -s "$TMP/save1" "$TMP/save3"
+# A map's entries in key order; node gens are history, not configuration.
+norm_dump()
+{
+	bpftool -j map dump pinned "$1" | python3 -c '
+import json, sys
+out = []
+for e in json.load(sys.stdin):
+    f = e.get("formatted", e)
+    if isinstance(f.get("value"), dict):
+        f["value"].pop("gen", None)
+    out.append(json.dumps(f, sort_keys=True))
+print("\n".join(sorted(out)))'
+}
+for m in rm_config rm_svc_meta rm_nodes rm_services rm_tx_ports; do
+	check "second pin dir: $m identical" cmp -s \
+		<(norm_dump "$PIN/$m") <(norm_dump "$PIN2/$m")
+done
+check "second pin dir: lookups agree" test \
+	"$(C lookup web --src 198.18.7.7 --sport 999 --json)" = \
+	"$("$CTL" --pin-dir "$PIN2" lookup web --src 198.18.7.7 --sport 999 --json)"
+C service del dns >/dev/null
+check "restore brings back a deleted service" C restore "$TMP/save1"
+check "seed --set" C seed --set 000102030405060708090a0b0c0d0e0f
+check "seed reads back" test "$(C seed)" = 000102030405060708090a0b0c0d0e0f
+
+# ---- detach, re-attach, purge --------------------------------------------
+cfg=$(C save)
+check "detach rmv0" L detach rmv0
+check "rmv0 runs nothing" sh -c "! ip link show rmv0 | grep -q prog/xdp"
+st=$(L status --json)
+check "status lists only rmv1" test "$(jget "$st" '[i["name"] for i in d["interfaces"]]')" = "['rmv1']"
+check "detach rmv1" L detach rmv1
+check "state survives detach" test "$(C save)" = "$cfg"
+check "re-attach rmv0 generic" L attach rmv0 --mode generic
+check "re-attach keeps services and nodes" test "$(C save)" = "$cfg"
+st=$(L status --json)
+check "status after re-attach" test "$(jget "$st" 'd["services"], d["nodes"]')" = "(2, 4)"
+check "detach --purge" L detach rmv0 --purge
+check "pin dir removed" test ! -e "$PIN"
+check "detach rmv2 --purge (second pin dir)" "$LOAD" --pin-dir "$PIN2" detach rmv2 --purge
+check "nothing attached any more" sh -c "! ip link | grep -q prog/xdp"
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]

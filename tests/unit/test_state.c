@@ -1,0 +1,1131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The state library against real pinned maps and the real XDP program
+ * (BPF_PROG_TEST_RUN, attached nowhere).
+ *
+ * The suite runs in its own mount and network namespaces: its bpffs at
+ * /sys/fs/bpf and its interfaces vanish with it, whatever happens, and
+ * nothing is configured in the root namespace. Pin dirs are still removed
+ * by every test's teardown.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <net/if.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ringmaster/rm_hash.h>
+#include "ringmaster.skel.h"
+#include "state.h"
+#include "util.h"
+
+#define VNODES 16 /* small rings: fast builds, many changes */
+
+struct fx {
+	char pin[128];
+	struct ringmaster_bpf *skel;
+};
+
+static int n_fx;
+
+/* ---- namespaces ------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (geteuid()) {
+		fprintf(stderr, "test_state: needs root, skipping\n");
+		return -1;
+	}
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		fprintf(stderr, "test_state: no namespaces/bpffs: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	/* a veth pair inside our own namespace: nodes reached by redirect */
+	if (system("ip link add name rmt0 type veth peer name rmt1 && "
+		   "ip link set rmt0 up && ip link set rmt1 up && "
+		   "ip link set lo up"))
+		return -1;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->pin, sizeof(f->pin), "/sys/fs/bpf/ringmaster-test-%d-%d",
+		 getpid(), n_fx++);
+	if (rm_state_create(f->pin, &f->skel)) {
+		fprintf(stderr, "create: %s\n", rm_errmsg());
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	char other[160];
+
+	ringmaster_bpf__destroy(f->skel);
+	rm_state_purge(f->pin);
+	/* what a failed round trip test may have left */
+	snprintf(other, sizeof(other), "%s-copy", f->pin);
+	rm_state_purge(other);
+	snprintf(other, sizeof(other), "/tmp/rm-test-save-%d", getpid());
+	unlink(other);
+	free(f);
+	return 0;
+}
+
+/* ---- changes through the library, as ringctl makes them -------------- */
+
+enum op_kind {
+	SVC_ADD,
+	SVC_DEL,
+	NODE_ADD,
+	NODE_DEL,
+	NODE_WEIGHT,
+	NODE_STATE,
+	SEED
+};
+
+struct op {
+	enum op_kind kind;
+	const char *svc, *node, *vip, *dev;
+	__u8 proto;
+	__u16 port;
+	bool three;
+	__u32 vnodes, weight, state;
+	__u8 mac[6];
+	struct rm_seed seed;
+};
+
+static int edit(struct rm_snap *s, const struct rm_snap *base,
+		const struct op *o)
+{
+	struct rm_svc_meta m;
+	__u8 fam;
+	int svc = o->svc ? rm_snap_find_svc(s, o->svc) : -1, slot = -1;
+
+	if (o->kind != SVC_ADD && o->kind != SEED && svc < 0)
+		return -ENOENT;
+	if (svc >= 0 && o->node)
+		slot = rm_snap_find_node(s, svc, o->node);
+	switch (o->kind) {
+	case SVC_ADD:
+		memset(&m, 0, sizeof(m));
+		snprintf(m.name, sizeof(m.name), "%s", o->svc);
+		if (rm_parse_addr(o->vip, m.key.vip, &fam))
+			return -EINVAL;
+		m.key.port = htons(o->port);
+		m.key.proto = o->proto;
+		m.key.flags = fam == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
+		m.flags = o->three ? RM_SVC_F_3TUPLE : 0;
+		m.vnodes = o->vnodes ? o->vnodes : VNODES;
+		return rm_snap_svc_add(s, base, &m) < 0 ? -EINVAL : 0;
+	case SVC_DEL:
+		rm_snap_svc_del(s, svc);
+		return 0;
+	case NODE_ADD:
+		return rm_snap_node_add(s, base, svc, o->node, o->mac,
+					o->dev ? o->dev : "lo",
+					o->weight ? o->weight : 1) < 0
+			   ? -EINVAL
+			   : 0;
+	case SEED:
+		s->cfg.seed = o->seed;
+		return 0;
+	default:
+		break;
+	}
+	if (slot < 0)
+		return -ENOENT;
+	if (o->kind == NODE_DEL)
+		rm_snap_node_del(s, slot);
+	else if (o->kind == NODE_WEIGHT)
+		s->node[slot].weight = o->weight;
+	else
+		rm_snap_node_state(s, slot, o->state);
+	return 0;
+}
+
+/* Lock, read, edit, commit (or with dry, only plan): like ringctl. */
+static int change_ex(const char *pin, const struct op *o, bool dry)
+{
+	struct rm_snap *old = malloc(sizeof(*old)), *new = malloc(sizeof(*new));
+	struct rm_plan *p = calloc(1, sizeof(*p));
+	struct rm_state st;
+	int err;
+
+	err = rm_state_open(&st, pin, RM_LOCK_EX);
+	if (err)
+		goto out_free;
+	err = rm_state_read(&st, old);
+	if (err)
+		goto out;
+	memcpy(new, old, sizeof(*new));
+	err = edit(new, old, o);
+	if (err)
+		goto out;
+	if (dry) {
+		err = rm_plan_build(&st, old, new, RM_APPLY_DRY_RUN, p);
+		rm_plan_free(p);
+	} else {
+		err = rm_state_commit(&st, old, new, 0);
+	}
+out:
+	rm_state_close(&st);
+out_free:
+	free(old);
+	free(new);
+	free(p);
+	return err;
+}
+
+static int change(const char *pin, const struct op *o)
+{
+	return change_ex(pin, o, false);
+}
+
+static void mac_of(__u8 mac[6], int i)
+{
+	static const __u8 base[6] = {0x02, 0x52, 0x4d, 0, 0, 0};
+
+	memcpy(mac, base, 6);
+	mac[4] = (__u8)(i >> 8);
+	mac[5] = (__u8)i;
+}
+
+static void add_svc(const char *pin, const char *name, const char *vip,
+		    __u16 port, __u8 proto, bool three)
+{
+	struct op o = {.kind = SVC_ADD,
+		       .svc = name,
+		       .vip = vip,
+		       .port = port,
+		       .proto = proto,
+		       .three = three};
+
+	assert_int_equal(change(pin, &o), 0);
+}
+
+static void add_node(const char *pin, const char *svc, const char *node,
+		     int mac, __u32 weight, const char *dev)
+{
+	struct op o = {.kind = NODE_ADD,
+		       .svc = svc,
+		       .node = node,
+		       .weight = weight,
+		       .dev = dev};
+
+	mac_of(o.mac, mac);
+	assert_int_equal(change(pin, &o), 0);
+}
+
+static void read_snap(const char *pin, struct rm_snap *s)
+{
+	struct rm_state st;
+
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
+	assert_int_equal(rm_state_read(&st, s), 0);
+	rm_state_close(&st);
+}
+
+/* ---- map digests: "nothing changed" means every byte ------------------ */
+
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const __u8 *)p)[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static __u64 inner_digest(__u32 id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), n, batch, *keys;
+	struct rm_slot *v;
+	__u64 h = 0xcbf29ce484222325ULL;
+	int fd = bpf_map_get_fd_by_id(id), err;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	n = info.max_entries;
+	keys = calloc(n, sizeof(*keys));
+	v = calloc(n, sizeof(*v));
+	/* rings run to millions of slots: one batch, not a call each */
+	err = bpf_map_lookup_batch(fd, NULL, &batch, keys, v, &n, NULL);
+	assert_true(!err || err == -ENOENT);
+	assert_int_equal(n, info.max_entries);
+	h = fnv(h, &n, sizeof(n));
+	h = fnv(h, v, (size_t)n * sizeof(*v));
+	free(keys);
+	free(v);
+	close(fd);
+	return h;
+}
+
+/* strict: ring ids and traffic counters too; otherwise what a restore
+ * into another pin dir must reproduce */
+static __u64 state_digest(const char *pin, bool strict)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 total = 0;
+
+	for (int m = 0; m < RM_M_NR; m++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info), vsize;
+		char path[256];
+		__u8 key[64], next[64], *val;
+		void *prev = NULL;
+		__u64 sum = 0;
+		int fd;
+
+		if (!strict && (m == RM_M_COUNTERS || m == RM_M_SVC_STATS ||
+				m == RM_M_NODE_STATS))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin, rm_map_names[m]);
+		fd = bpf_obj_get(path);
+		assert_true(fd >= 0);
+		assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+		vsize = info.value_size;
+		if (info.type == BPF_MAP_TYPE_PERCPU_ARRAY)
+			vsize = ((vsize + 7) & ~7u) * ncpus;
+		val = calloc(1, vsize);
+		/* hash maps iterate in any order: add up entry hashes */
+		while (!bpf_map_get_next_key(fd, prev, next)) {
+			__u64 h =
+			    fnv(0xcbf29ce484222325ULL, next, info.key_size);
+
+			memcpy(key, next, info.key_size);
+			prev = key;
+			/* array of maps: iterates empty slots too */
+			if (bpf_map_lookup_elem(fd, key, val)) {
+				assert_int_equal(errno, ENOENT);
+				sum += h;
+				continue;
+			}
+			if (m == RM_M_RINGS) {
+				if (strict)
+					h = fnv(h, val, 4);
+				h ^= inner_digest(*(__u32 *)val);
+			} else {
+				h = fnv(h, val, info.value_size);
+			}
+			sum += h;
+		}
+		free(val);
+		close(fd);
+		total = fnv(total, &sum, sizeof(sum));
+	}
+	return total;
+}
+
+/* ---- packets ---------------------------------------------------------- */
+
+struct flow_in {
+	int family;
+	__be32 src[4], dst[4];
+	__u8 proto;
+	__u16 sport, dport;
+};
+
+static size_t build_pkt(__u8 *buf, const struct flow_in *f)
+{
+	struct ethhdr *eth = (void *)buf;
+	size_t l4 = f->proto == IPPROTO_TCP ? sizeof(struct tcphdr)
+					    : sizeof(struct udphdr);
+	size_t off = sizeof(*eth), payload = 16;
+	__u8 *p;
+
+	memset(buf, 0, 256);
+	memset(eth->h_dest, 0xee, ETH_ALEN);
+	memset(eth->h_source, 0x02, ETH_ALEN);
+	if (f->family == 4) {
+		struct iphdr *ip = (void *)(buf + off);
+
+		eth->h_proto = htons(ETH_P_IP);
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = f->proto;
+		ip->tot_len = htons(sizeof(*ip) + l4 + payload);
+		ip->saddr = f->src[0];
+		ip->daddr = f->dst[0];
+		off += sizeof(*ip);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(buf + off);
+
+		eth->h_proto = htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->hop_limit = 64;
+		ip6->nexthdr = f->proto;
+		ip6->payload_len = htons(l4 + payload);
+		memcpy(&ip6->saddr, f->src, 16);
+		memcpy(&ip6->daddr, f->dst, 16);
+		off += sizeof(*ip6);
+	}
+	p = buf + off;
+	if (f->proto == IPPROTO_TCP) {
+		struct tcphdr *th = (void *)p;
+
+		th->source = htons(f->sport);
+		th->dest = htons(f->dport);
+		th->doff = 5;
+		th->syn = 1;
+	} else {
+		struct udphdr *uh = (void *)p;
+
+		uh->source = htons(f->sport);
+		uh->dest = htons(f->dport);
+		uh->len = htons(l4 + payload);
+	}
+	return off + l4 + payload;
+}
+
+/* Run one packet; the verdict, and the destination MAC it left with. */
+static int run_pkt(struct fx *fx, const struct flow_in *f, __u8 mac[6])
+{
+	__u8 in[256], out[256];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+
+	opts.data_size_in = build_pkt(in, f);
+	assert_int_equal(bpf_prog_test_run_opts(
+			     bpf_program__fd(fx->skel->progs.rm_xdp), &opts),
+			 0);
+	memcpy(mac, out, 6);
+	return opts.retval;
+}
+
+/* The owner userspace predicts: live seed + live ring + rm_ring_lookup. */
+static int predict(const char *pin, const char *svc, const struct flow_in *f,
+		   bool three)
+{
+	struct rm_state st;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_slot *slots;
+	struct rm_flow fl = {0};
+	__u32 n, id;
+	int sid;
+
+	read_snap(pin, s);
+	sid = rm_snap_find_svc(s, svc);
+	assert_true(sid >= 0);
+	memcpy(fl.src, f->src, 16);
+	memcpy(fl.dst, f->dst, 16);
+	fl.proto = f->proto;
+	fl.family = f->family == 4 ? RM_FAMILY_V4 : RM_FAMILY_V6;
+	if (!three) {
+		fl.sport = htons(f->sport);
+		fl.dport = htons(f->dport);
+	}
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_ring_slots(&st, sid, &slots, &n), 0);
+	rm_state_close(&st);
+	assert_int_equal(
+	    rm_ring_lookup(slots, n, rm_flow_hash(&s->cfg.seed, &fl), &id), 0);
+	free(slots);
+	free(s);
+	return (int)id;
+}
+
+static void random_flow(struct flow_in *f, int family, const char *vip,
+			__u8 proto, __u16 port)
+{
+	__u8 fam;
+
+	memset(f, 0, sizeof(*f));
+	f->family = family;
+	f->proto = proto;
+	rm_parse_addr(vip, f->dst, &fam);
+	if (family == 4) {
+		f->src[0] = htonl(0xc6120000u | (random() & 0xffff));
+	} else {
+		f->src[0] = htonl(0x20010db8);
+		f->src[3] = (__be32)random();
+	}
+	f->sport = 1024 + random() % 60000;
+	f->dport = port;
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+/* The inner map is byte for byte what rm_ring_encode makes of the ring
+ * built independently from the same nodes. */
+static void test_ring_content(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_node_spec specs[3];
+	struct rm_slot *live, *want;
+	struct rm_state st;
+	struct rm_ring r;
+	__u32 n, m;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 3, NULL);
+	add_node(fx->pin, "web", "c", 3, 2, "rmt0");
+	read_snap(fx->pin, s);
+	for (int i = 0; i < 3; i++) {
+		int slot = rm_snap_find_node(s, 0, (char[]){'a' + i, 0});
+
+		assert_true(slot >= 0);
+		snprintf(specs[i].name, RM_NAME_MAX, "%c", 'a' + i);
+		specs[i].weight = s->node[slot].weight;
+		specs[i].id = slot;
+	}
+	assert_int_equal(rm_ring_build(&s->cfg.seed, specs, 3, VNODES, &r), 0);
+	m = rm_ring_nslots(&r);
+	want = calloc(m, sizeof(*want));
+	assert_int_equal(rm_ring_encode(&r, want, m), 0);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_ring_slots(&st, 0, &live, &n), 0);
+	rm_state_close(&st);
+	assert_int_equal(n, m);
+	assert_memory_equal(live, want, m * sizeof(*want));
+	assert_int_equal(s->node[2].ifindex, if_nametoindex("rmt0"));
+	{
+		/* a ring that differs from the configuration (an interrupted
+		 * change) is read back entry by entry */
+		struct rm_ring d;
+		int slot = rm_snap_find_node(s, 0, "b");
+
+		s->node[slot].weight = 1;
+		assert_int_equal(rm_ring_decode(live, n, s, 0, &d), 0);
+		assert_int_equal(d.n, r.n);
+		for (__u32 i = 0; i < r.n; i++) {
+			assert_int_equal(d.entries[i].point,
+					 r.entries[i].point);
+			assert_string_equal(d.nodes[d.entries[i].node].name,
+					    r.nodes[r.entries[i].node].name);
+		}
+		rm_ring_free(&d);
+		live[0].a += 1; /* a header that lies: corrupt */
+		assert_int_not_equal(rm_ring_decode(live, n, s, 0, &d), 0);
+	}
+	free(live);
+	free(want);
+	rm_ring_free(&r);
+	free(s);
+}
+
+/* The program sends every flow to the owner userspace predicts. */
+static void check_flows(struct fx *fx, const char *svc, int family,
+			const char *vip, __u8 proto, __u16 port, bool three)
+{
+	struct rm_snap *s = malloc(sizeof(*s));
+
+	read_snap(fx->pin, s);
+	for (int i = 0; i < 300; i++) {
+		struct flow_in f;
+		__u8 mac[6];
+		int id, act;
+
+		random_flow(&f, family, vip, proto, port);
+		id = predict(fx->pin, svc, &f, three);
+		act = run_pkt(fx, &f, mac);
+		assert_true(act == XDP_TX || act == XDP_REDIRECT);
+		assert_memory_equal(mac, s->node[id].mac, 6);
+	}
+	free(s);
+}
+
+static void test_dataplane_follows_lookup(void **state)
+{
+	struct fx *fx = *state;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_svc(fx->pin, "web6", "2001:db8::10", 443, IPPROTO_TCP, false);
+	add_svc(fx->pin, "dns", "198.18.0.53", 53, IPPROTO_UDP, true);
+	for (int i = 0; i < 5; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		add_node(fx->pin, "web", name, i, 1 + i % 3, NULL);
+		add_node(fx->pin, "web6", name, 10 + i, 1, NULL);
+		add_node(fx->pin, "dns", name, 20 + i, 2, "rmt0");
+	}
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	check_flows(fx, "web6", 6, "2001:db8::10", IPPROTO_TCP, 443, false);
+	check_flows(fx, "dns", 4, "198.18.0.53", IPPROTO_UDP, 53, true);
+}
+
+/* Every rejected change leaves every byte of every map as it was. */
+static void test_bad_input_unchanged(void **state)
+{
+	struct fx *fx = *state;
+	struct op bad[] = {
+	    {.kind = SVC_ADD,
+	     .svc = "web",
+	     .vip = "198.18.0.11",
+	     .port = 80,
+	     .proto = IPPROTO_TCP}, /* duplicate name */
+	    {.kind = SVC_ADD,
+	     .svc = "web2",
+	     .vip = "198.18.0.10",
+	     .port = 80,
+	     .proto = IPPROTO_TCP}, /* duplicate key */
+	    {.kind = SVC_ADD,
+	     .svc = "bad name",
+	     .vip = "198.18.0.12",
+	     .port = 80,
+	     .proto = IPPROTO_TCP},
+	    {.kind = SVC_ADD,
+	     .svc = "big",
+	     .vip = "198.18.0.13",
+	     .port = 80,
+	     .proto = IPPROTO_TCP,
+	     .vnodes = 99999},
+	    {.kind = NODE_ADD, .svc = "nosuch", .node = "x"},
+	    {.kind = NODE_ADD, .svc = "web", .node = "a"}, /* duplicate */
+	    {.kind = NODE_ADD, .svc = "web", .node = "x", .weight = 101},
+	    {.kind = NODE_ADD, .svc = "web", .node = "x", .dev = "nosuchdev0"},
+	    {.kind = NODE_ADD, .svc = "web", .node = "-x/"},
+	    {.kind = NODE_DEL, .svc = "web", .node = "nosuch"},
+	};
+	/* one more node of 100 x 4096 vnodes: over the ring limit */
+	struct op fat_x = {.kind = NODE_ADD,
+			   .svc = "fat",
+			   .node = "x",
+			   .weight = RM_MAX_WEIGHT};
+	__u64 before;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	before = state_digest(fx->pin, true);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bad[i].kind == NODE_ADD)
+			mac_of(bad[i].mac, 77);
+		if (!change(fx->pin, &bad[i]))
+			fail_msg("bad change %zu was accepted", i);
+		assert_true(state_digest(fx->pin, true) == before);
+	}
+	{
+		struct op mc = {.kind = NODE_ADD,
+				.svc = "web",
+				.node = "m",
+				.mac = {0x01, 0, 0x5e, 0, 0, 1}};
+		struct op zero = {.kind = NODE_ADD, .svc = "web", .node = "z"};
+
+		assert_int_not_equal(change(fx->pin, &mc), 0);
+		assert_int_not_equal(change(fx->pin, &zero), 0);
+		assert_true(state_digest(fx->pin, true) == before);
+	}
+	{
+		struct op fat = {.kind = SVC_ADD,
+				 .svc = "fat",
+				 .vip = "198.18.0.14",
+				 .port = 80,
+				 .proto = IPPROTO_TCP,
+				 .vnodes = RM_MAX_VNODES};
+
+		assert_int_equal(change(fx->pin, &fat), 0);
+		/* fill the ring as far as whole nodes of the most vnodes go */
+		for (__u32 i = 0;
+		     i < RM_MAX_RING_ENTRIES / (RM_MAX_WEIGHT * RM_MAX_VNODES);
+		     i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "f%u", i);
+			add_node(fx->pin, "fat", name, 100 + i, RM_MAX_WEIGHT,
+				 NULL);
+		}
+	}
+	before = state_digest(fx->pin, true);
+	mac_of(fat_x.mac, 99);
+	assert_int_not_equal(change(fx->pin, &fat_x), 0);
+	assert_true(state_digest(fx->pin, true) == before);
+}
+
+/* A dry run plans and builds in memory, and writes nothing. */
+static void test_dry_run(void **state)
+{
+	struct fx *fx = *state;
+	struct op o = {.kind = NODE_ADD, .svc = "web", .node = "b"};
+	__u64 before;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	mac_of(o.mac, 2);
+	before = state_digest(fx->pin, true);
+	assert_int_equal(change_ex(fx->pin, &o, true), 0);
+	assert_true(state_digest(fx->pin, true) == before);
+	o.kind = NODE_DEL;
+	o.node = "a";
+	assert_int_equal(change_ex(fx->pin, &o, true), 0);
+	assert_true(state_digest(fx->pin, true) == before);
+}
+
+/* Fragment entries follow 3-tuple services; states take nodes out of
+ * and back into the ring; down moves gen on. */
+static void test_frag_and_states(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_svc_key fk = {.proto = IPPROTO_UDP, .flags = RM_SVCK_FRAG};
+	struct op o = {.kind = SVC_DEL, .svc = "a"};
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_svc v;
+	int fd, slot;
+	__u32 gen;
+
+	add_svc(fx->pin, "a", "198.18.0.20", 1000, IPPROTO_UDP, true);
+	add_svc(fx->pin, "b", "198.18.0.20", 2000, IPPROTO_UDP, true);
+	fk.vip[0] = inet_addr("198.18.0.20");
+	fd = bpf_map__fd(fx->skel->maps.rm_services);
+	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
+	assert_int_equal(v.id, 0);
+	assert_int_equal(v.flags, RM_SVC_F_3TUPLE);
+	assert_int_equal(change(fx->pin, &o), 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
+	assert_int_equal(v.id, 1); /* moved to the service left */
+	o.svc = "b";
+	assert_int_equal(change(fx->pin, &o), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "x", 1, 1, NULL);
+	add_node(fx->pin, "web", "y", 2, 1, NULL);
+	read_snap(fx->pin, s);
+	slot = rm_snap_find_node(s, rm_snap_find_svc(s, "web"), "y");
+	gen = s->node[slot].gen;
+	o = (struct op){.kind = NODE_STATE,
+			.svc = "web",
+			.node = "y",
+			.state = RM_NODE_DOWN};
+	assert_int_equal(change(fx->pin, &o), 0);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[slot].state, RM_NODE_DOWN);
+	assert_int_equal(s->node[slot].gen, gen + 1);
+	for (int i = 0; i < 50; i++) { /* only x is left in the ring */
+		struct flow_in f;
+		__u8 mac[6], want[6];
+
+		random_flow(&f, 4, "198.18.0.10", IPPROTO_TCP, 80);
+		assert_int_equal(run_pkt(fx, &f, mac), XDP_TX);
+		mac_of(want, 1);
+		assert_memory_equal(mac, want, 6);
+	}
+	o.state = RM_NODE_ACTIVE;
+	assert_int_equal(change(fx->pin, &o), 0);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	free(s);
+}
+
+static const char *ringctl_path(void)
+{
+	static char path[512];
+	char exe[400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return "build/ringctl";
+	exe[n] = '\0';
+	/* build/tests/test_state -> build/ringctl */
+	snprintf(path, sizeof(path), "%s/../ringctl", dirname(exe));
+	return path;
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* ringctl save, then restore into a fresh pin dir: the same maps. */
+static void test_save_restore_roundtrip(void **state)
+{
+	struct fx *fx = *state;
+	const char *ctl = ringctl_path();
+	char pin2[160], file[64];
+	struct op seed = {.kind = SEED, .seed = {0x1122334455667788ULL, 42}};
+
+	snprintf(pin2, sizeof(pin2), "%s-copy", fx->pin);
+	snprintf(file, sizeof(file), "/tmp/rm-test-save-%d", getpid());
+	assert_int_equal(change(fx->pin, &seed), 0);
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_svc(fx->pin, "dns", "2001:db8::53", 53, IPPROTO_UDP, true);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 3, "rmt0");
+	add_node(fx->pin, "dns", "a", 3, 2, "rmt1");
+	add_node(fx->pin, "dns", "c", 4, 1, NULL);
+	{
+		struct op d = {.kind = NODE_STATE,
+			       .svc = "web",
+			       .node = "a",
+			       .state = RM_NODE_DRAINING};
+		struct op w = {.kind = NODE_STATE,
+			       .svc = "dns",
+			       .node = "c",
+			       .state = RM_NODE_DOWN};
+
+		assert_int_equal(change(fx->pin, &d), 0);
+		assert_int_equal(change(fx->pin, &w), 0);
+	}
+	assert_int_equal(rm_state_create(pin2, NULL), 0);
+	assert_int_equal(sh("%s --pin-dir %s save > %s", ctl, fx->pin, file),
+			 0);
+	assert_int_equal(
+	    sh("%s --pin-dir %s restore %s >/dev/null", ctl, pin2, file), 0);
+	assert_true(state_digest(fx->pin, false) == state_digest(pin2, false));
+	/* restoring what is already there changes nothing either */
+	assert_int_equal(
+	    sh("%s --pin-dir %s restore %s >/dev/null", ctl, fx->pin, file), 0);
+	assert_true(state_digest(fx->pin, false) == state_digest(pin2, false));
+	unlink(file);
+	rm_state_purge(pin2);
+}
+
+/* A write failing half way (here: rm_services swapped for a copy with no
+ * room for one more key, after the rings went in) is rolled back. */
+static void test_rollback(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *old = malloc(sizeof(*old)), *new = malloc(sizeof(*new));
+	struct rm_svc_meta m = {
+	    .name = "late",
+	    .vnodes = VNODES,
+	    .key = {.port = htons(9), .proto = IPPROTO_TCP}};
+	struct rm_svc_key k, next;
+	struct rm_state st;
+	struct rm_svc v;
+	int real, small, n = 0, id;
+	__u8 mac[6];
+	__u64 before;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	before = state_digest(fx->pin, false);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
+	assert_int_equal(rm_state_read(&st, old), 0);
+	memcpy(new, old, sizeof(*new));
+	m.key.vip[0] = inet_addr("198.18.0.50");
+	id = rm_snap_svc_add(new, old, &m);
+	assert_true(id >= 0);
+	mac_of(mac, 3);
+	assert_true(rm_snap_node_add(new, old, id, "c", mac, "lo", 1) >= 0);
+	/* web loses b too, so the rollback has a ring to put back */
+	rm_snap_node_del(new, rm_snap_find_node(new, 0, "b"));
+
+	real = st.fd[RM_M_SERVICES];
+	for (void *prev = NULL; !bpf_map_get_next_key(real, prev, &next);
+	     prev = &k, n++)
+		k = next;
+	small = bpf_map_create(BPF_MAP_TYPE_HASH, "rm_small", sizeof(k),
+			       sizeof(v), n, NULL);
+	assert_true(small >= 0);
+	for (void *prev = NULL; !bpf_map_get_next_key(real, prev, &next);
+	     prev = &k) {
+		k = next;
+		assert_int_equal(bpf_map_lookup_elem(real, &k, &v), 0);
+		assert_int_equal(bpf_map_update_elem(small, &k, &v, BPF_ANY),
+				 0);
+	}
+	st.fd[RM_M_SERVICES] = small;
+	assert_int_not_equal(rm_state_commit(&st, old, new, 0), 0);
+	assert_non_null(strstr(rm_errmsg(), "rolled back"));
+	st.fd[RM_M_SERVICES] = real;
+	close(small);
+	rm_state_close(&st);
+	assert_true(state_digest(fx->pin, false) == before);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	free(old);
+	free(new);
+}
+
+/* ---- atomicity under pressure ---------------------------------------- */
+
+#define ATOM_CHANGES 1000
+#define ATOM_POOL 12
+
+struct version {
+	__u32 n;
+	char name[ATOM_POOL][8];
+	__u32 weight[ATOM_POOL];
+};
+
+struct shared {
+	volatile __u32 published; /* version the writer is installing */
+	volatile __u32 installed; /* last version whose commit returned */
+	volatile __u32 done, failed;
+	struct version v[ATOM_CHANGES + 2];
+};
+
+/* The writer: random add / remove / weight changes, never leaving the
+ * service empty, each version published before it is committed. */
+static void atom_writer(const char *pin, struct shared *sh)
+{
+	bool in[ATOM_POOL] = {false};
+	__u32 weight[ATOM_POOL] = {0};
+
+	srandom(4242);
+	in[0] = true; /* n0 was added by the parent as version 0 */
+	weight[0] = 1;
+	for (__u32 ver = 1; ver <= ATOM_CHANGES; ver++) {
+		int k = random() % ATOM_POOL, count = 0;
+		struct op o = {.svc = "atom"};
+		char name[8];
+		struct version *v = &sh->v[ver];
+
+		for (int i = 0; i < ATOM_POOL; i++)
+			count += in[i];
+		snprintf(name, sizeof(name), "n%d", k);
+		o.node = name;
+		if (!in[k]) {
+			o.kind = NODE_ADD;
+			o.weight = 1 + random() % 3;
+			mac_of(o.mac, k);
+			in[k] = true;
+			weight[k] = o.weight;
+		} else if (count > 1 && random() % 2) {
+			o.kind = NODE_DEL;
+			in[k] = false;
+		} else {
+			o.kind = NODE_WEIGHT;
+			o.weight = 1 + (weight[k] % 3);
+			weight[k] = o.weight;
+		}
+		v->n = 0;
+		for (int i = 0; i < ATOM_POOL; i++)
+			if (in[i]) {
+				snprintf(v->name[v->n], 8, "n%d", i);
+				v->weight[v->n++] = weight[i];
+			}
+		__atomic_store_n(&sh->published, ver, __ATOMIC_SEQ_CST);
+		if (change(pin, &o)) {
+			sh->failed = ver;
+			break;
+		}
+		__atomic_store_n(&sh->installed, ver, __ATOMIC_SEQ_CST);
+	}
+	sh->done = 1;
+}
+
+/* Owner MAC index (the node's pool number) under version ver. */
+static int owner_under(struct shared *sh, struct rm_slot **cache, __u32 *nslots,
+		       const struct rm_seed *seed, __u32 ver, __u32 key)
+{
+	__u32 id;
+
+	if (!cache[ver]) {
+		struct version *v = &sh->v[ver];
+		struct rm_node_spec specs[ATOM_POOL];
+		struct rm_ring r;
+
+		for (__u32 i = 0; i < v->n; i++) {
+			snprintf(specs[i].name, RM_NAME_MAX, "%s", v->name[i]);
+			specs[i].weight = v->weight[i];
+			specs[i].id = atoi(v->name[i] + 1); /* pool number */
+		}
+		assert_int_equal(rm_ring_build(seed, specs, v->n, VNODES, &r),
+				 0);
+		nslots[ver] = rm_ring_nslots(&r);
+		cache[ver] = calloc(nslots[ver], sizeof(struct rm_slot));
+		rm_ring_encode(&r, cache[ver], nslots[ver]);
+		rm_ring_free(&r);
+	}
+	assert_int_equal(rm_ring_lookup(cache[ver], nslots[ver], key, &id), 0);
+	return (int)id;
+}
+
+static void test_atomic_under_pressure(void **state)
+{
+	struct fx *fx = *state;
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct rm_slot **cache = calloc(ATOM_CHANGES + 2, sizeof(*cache));
+	__u32 *nslots = calloc(ATOM_CHANGES + 2, sizeof(*nslots));
+	struct rm_snap *s = malloc(sizeof(*s));
+	unsigned long packets = 0, spread = 0;
+	__u64 counters[RM_CNT_MAX];
+	struct rm_state st;
+	int status;
+	pid_t pid;
+
+	assert_true(sh != MAP_FAILED);
+	add_svc(fx->pin, "atom", "198.18.0.30", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "atom", "n0", 0, 1, NULL);
+	sh->v[0].n = 1;
+	snprintf(sh->v[0].name[0], 8, "n0");
+	sh->v[0].weight[0] = 1;
+	read_snap(fx->pin, s);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		atom_writer(fx->pin, sh);
+		_exit(0);
+	}
+	while (!sh->done) {
+		struct flow_in f;
+		struct rm_flow fl = {0};
+		__u32 lo, hi, key;
+		__u8 mac[6];
+		bool ok = false;
+		int act;
+
+		random_flow(&f, 4, "198.18.0.30", IPPROTO_TCP, 80);
+		fl.src[0] = f.src[0];
+		fl.dst[0] = f.dst[0];
+		fl.sport = htons(f.sport);
+		fl.dport = htons(f.dport);
+		fl.proto = f.proto;
+		fl.family = RM_FAMILY_V4;
+		key = rm_flow_hash(&s->cfg.seed, &fl);
+		/* the kernel ran on a version in [lo, hi] */
+		lo = __atomic_load_n(&sh->installed, __ATOMIC_SEQ_CST);
+		act = run_pkt(fx, &f, mac);
+		hi = __atomic_load_n(&sh->published, __ATOMIC_SEQ_CST);
+		assert_int_equal(act, XDP_TX); /* never dropped */
+		for (__u32 v = lo; v <= hi && !ok; v++) {
+			__u8 want[6];
+
+			mac_of(want, owner_under(sh, cache, nslots,
+						 &s->cfg.seed, v, key));
+			ok = !memcmp(want, mac, 6);
+		}
+		if (!ok)
+			fail_msg("packet %lu went to %02x, owner under none of "
+				 "versions %u..%u",
+				 packets, mac[5], lo, hi);
+		spread += hi - lo;
+		packets++;
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(sh->failed, 0);
+	assert_int_equal(sh->installed, ATOM_CHANGES);
+	assert_true(packets > 1000);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_counters(&st, counters), 0);
+	rm_state_close(&st);
+	assert_int_equal(counters[RM_CNT_DROP_NO_NODE], 0);
+	print_message("atomicity: %lu packets during %d changes, mean "
+		      "version window %.2f\n",
+		      packets, ATOM_CHANGES, (double)spread / packets);
+	for (int i = 0; i < ATOM_CHANGES + 2; i++)
+		free(cache[i]);
+	free(cache);
+	free(nslots);
+	free(s);
+	munmap(sh, sizeof(*sh));
+}
+
+/* Two writers at once: the lock serializes them, no change is lost. */
+static void test_concurrent_writers(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	pid_t pids[2];
+	int status, svc;
+
+	add_svc(fx->pin, "conc", "198.18.0.40", 80, IPPROTO_TCP, false);
+	for (int w = 0; w < 2; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w])
+			continue;
+		for (int i = 0; i < 200; i++) {
+			struct op o = {
+			    .kind = NODE_ADD, .svc = "conc", .weight = 1};
+			char name[16];
+
+			snprintf(name, sizeof(name), "w%d-%d", w, i);
+			o.node = name;
+			mac_of(o.mac, 1000 * (w + 1) + i);
+			if (change(fx->pin, &o))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (int w = 0; w < 2; w++) {
+		assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	read_snap(fx->pin, s);
+	svc = rm_snap_find_svc(s, "conc");
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < 200; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "w%d-%d", w, i);
+			assert_true(rm_snap_find_node(s, svc, name) >= 0);
+		}
+	free(s);
+}
+
+/* A new seed rebuilds every ring and the program follows it. */
+static void test_seed_change(void **state)
+{
+	struct fx *fx = *state;
+	struct op seed = {.kind = SEED, .seed = {1, 2}};
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "s%d", i);
+		add_node(fx->pin, "web", name, i, 1, NULL);
+	}
+	assert_int_equal(change(fx->pin, &seed), 0);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_ring_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dataplane_follows_lookup,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_input_unchanged, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_frag_and_states, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_save_restore_roundtrip, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_seed_change, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_concurrent_writers, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_atomic_under_pressure, setup,
+					    teardown),
+	};
+
+	libbpf_set_print(NULL);
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The frame of every live command: open and lock the state, read it,
+ * apply an edit, then commit or (--dry-run) report what would move. */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd_live.h"
+#include "json.h"
+#include "plan.h"
+
+#define KEYSPACE 4294967296.0
+
+static char msg[400];
+
+static void vset(const char *fmt, va_list ap)
+{
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+}
+
+int live_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vset(fmt, ap);
+	va_end(ap);
+	return RM_EXIT_USAGE;
+}
+
+int live_runtime(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vset(fmt, ap);
+	va_end(ap);
+	return RM_EXIT_RUNTIME;
+}
+
+const char *live_msg(void)
+{
+	return msg;
+}
+
+int live_report(int code)
+{
+	if (code == RM_EXIT_USAGE)
+		return ctl_usage_error("%s", msg);
+	if (code)
+		return ctl_runtime_error("%s", msg);
+	return code;
+}
+
+int live_name(const char *what, const char *name)
+{
+	if (!name)
+		return live_usage("%s name is required", what);
+	if (!rm_name_valid(name))
+		return live_usage(
+		    "%s name '%s' is invalid: use 1-%d characters "
+		    "[A-Za-z0-9._-]",
+		    what, name, RM_NAME_MAX - 1);
+	return 0;
+}
+
+int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
+{
+	lv->old = malloc(sizeof(*lv->old));
+	lv->new = malloc(sizeof(*lv->new));
+	if (!lv->old || !lv->new) {
+		free(lv->old);
+		free(lv->new);
+		return ctl_runtime_error("out of memory");
+	}
+	if (rm_state_open(&lv->st, o->pin_dir, lock) ||
+	    rm_state_read(&lv->st, lv->old)) {
+		live_close(lv);
+		return ctl_runtime_error("%s", rm_errmsg());
+	}
+	memcpy(lv->new, lv->old, sizeof(*lv->new));
+	return 0;
+}
+
+void live_close(struct live *lv)
+{
+	rm_state_close(&lv->st);
+	free(lv->old);
+	free(lv->new);
+	lv->old = lv->new = NULL;
+}
+
+int live_svc(struct live *lv, const char *name)
+{
+	int id = rm_snap_find_svc(lv->new, name);
+
+	if (id < 0)
+		return -live_runtime("no service '%s' (ringctl service list "
+				     "shows them)",
+				     name);
+	return id;
+}
+
+int live_node(struct live *lv, __u32 svc, const char *name)
+{
+	int slot = rm_snap_find_node(lv->new, svc, name);
+
+	if (slot < 0)
+		return -live_runtime("no node '%s' in service '%s' (ringctl "
+				     "show %s lists them)",
+				     name, lv->new->svc[svc].name,
+				     lv->new->svc[svc].name);
+	return slot;
+}
+
+void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len)
+{
+	char addr[64];
+
+	rm_format_addr(m->key.vip,
+		       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
+		       addr, sizeof(addr));
+	snprintf(out, len, "%s port %u/%s %s", addr, ntohs(m->key.port),
+		 rm_proto_name(m->key.proto),
+		 m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
+}
+
+int live_ring(struct live *lv, __u32 svc, struct rm_ring *r)
+{
+	struct rm_slot *slots;
+	__u32 n;
+	int err;
+
+	err = rm_state_ring_slots(&lv->st, svc, &slots, &n);
+	if (!err)
+		err = rm_ring_decode(slots, n, lv->old, svc, r);
+	free(slots);
+	return err;
+}
+
+static void json_moves(struct rm_json *j, const char *name,
+		       const struct rm_ring *a, const struct rm_ring *b)
+{
+	struct rm_move *moves = NULL;
+	size_t n = 0;
+	__u64 moved = 0;
+
+	rm_ring_diff(a, b, &moves, &n, &moved);
+	rm_json_obj_open(j, NULL);
+	rm_json_str(j, "service", name);
+	rm_json_num(j, "moved_share", moved / KEYSPACE);
+	rm_json_arr_open(j, "moves");
+	for (size_t i = 0; i < n; i++) {
+		rm_json_obj_open(j, NULL);
+		rm_json_str(j, "from", moves[i].from);
+		rm_json_str(j, "to", moves[i].to);
+		rm_json_num(j, "share", moves[i].keys / KEYSPACE);
+		rm_json_obj_close(j);
+	}
+	rm_json_arr_close(j);
+	rm_json_obj_close(j);
+	free(moves);
+}
+
+/* Per service whose ring changes: the live ring against the would-be
+ * one. Builds rings in memory only; no map is created or written. */
+static int dry_run(struct ctl_opts *o, struct live *lv, unsigned int flags)
+{
+	struct rm_plan *p = calloc(1, sizeof(*p));
+	struct rm_ring empty = {0}, before;
+	struct rm_json j;
+	int ret = 0;
+
+	if (!p)
+		return ctl_runtime_error("out of memory");
+	if (rm_plan_build(&lv->st, lv->old, lv->new, flags | RM_APPLY_DRY_RUN,
+			  p)) {
+		free(p);
+		return ctl_runtime_error("%s", rm_errmsg());
+	}
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_obj_open(&j, NULL);
+		rm_json_bool(&j, "dry_run", true);
+		rm_json_arr_open(&j, "services");
+	}
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
+		bool gone = lv->old->svc[i].in_use && !lv->new->svc[i].in_use;
+		const char *name =
+		    gone ? lv->old->svc[i].name : lv->new->svc[i].name;
+		const struct rm_ring *after = gone ? &empty : &p->ring[i];
+
+		if (!p->changed[i] && !gone)
+			continue;
+		memset(&before, 0, sizeof(before));
+		if (lv->old->svc[i].in_use && live_ring(lv, i, &before)) {
+			ret = ctl_runtime_error("%s", rm_errmsg());
+			break;
+		}
+		if (o->json) {
+			json_moves(&j, name, &before, after);
+		} else {
+			printf("service %s:\n", name);
+			ret = plan_print_diff(&before, after, false);
+		}
+		rm_ring_free(&before);
+	}
+	if (o->json) {
+		rm_json_arr_close(&j);
+		rm_json_obj_close(&j);
+		rm_json_end(&j);
+	} else if (!ret) {
+		printf("dry run: nothing changed\n");
+	}
+	rm_plan_free(p);
+	free(p);
+	return ret;
+}
+
+int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
+		const char *done)
+{
+	if (o->dry_run)
+		return dry_run(o, lv, flags);
+	if (rm_state_commit(&lv->st, lv->old, lv->new, flags))
+		return ctl_runtime_error("%s", rm_errmsg());
+	if (done && *done && !o->json)
+		printf("%s\n", done);
+	return RM_EXIT_OK;
+}
+
+int live_change(struct ctl_opts *o, edit_parse_fn parse)
+{
+	struct edit e;
+	struct live lv;
+	int ret;
+
+	memset(&e, 0, sizeof(e));
+	e.state = -1;
+	ret = parse(o, &e);
+	if (ret)
+		return live_report(ret);
+	ret = live_open(o, &lv, RM_LOCK_EX);
+	if (ret)
+		return ret;
+	ret = e.apply(&e, &lv);
+	if (ret)
+		ret = live_report(ret);
+	else
+		ret = live_commit(o, &lv, 0, e.done);
+	live_close(&lv);
+	return ret;
+}

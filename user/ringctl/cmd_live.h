@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the live commands share. A change is an edit: parsed from the
+ * command line without touching anything (syntax errors exit 2 even with
+ * no state around), then applied to a copy of the snapshot read under the
+ * exclusive lock, then committed as a whole. restore is a list of edits
+ * applied the same way, so it accepts exactly what the commands accept.
+ *
+ * Exit codes: 2 for what the command line alone shows is wrong (missing
+ * or malformed option, name, address, MAC, out-of-range number), 1 for
+ * what depends on the system (unknown service or node, duplicate,
+ * interface not found, no state, no permission, kernel refusal).
+ */
+#ifndef RINGCTL_LIVE_H
+#define RINGCTL_LIVE_H
+
+#include "ringctl.h"
+#include "state.h"
+
+struct live {
+	struct rm_state st;
+	struct rm_snap *old; /* as read under the lock */
+	struct rm_snap *new; /* the copy edits change */
+};
+
+struct edit;
+typedef int (*edit_apply_fn)(struct edit *e, struct live *lv);
+
+struct edit {
+	edit_apply_fn apply;
+	char svc[RM_NAME_MAX];
+	char node[RM_NAME_MAX];
+	struct rm_svc_meta meta; /* service add */
+	__u8 mac[6];		 /* node add */
+	char dev[RM_IFNAME_MAX];
+	__u32 weight;
+	bool weight_set;
+	int state; /* node set: RM_NODE_*, or -1 */
+	struct rm_seed seed;
+	char done[160]; /* what a commit of this edit did, for the user */
+	int line;	/* restore: where it came from */
+};
+typedef int (*edit_parse_fn)(struct ctl_opts *o, struct edit *e);
+
+/* Messages: an edit stores one line and returns the exit code; the
+ * caller prints it (restore adds the line number). */
+int live_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int live_runtime(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *live_msg(void);
+int live_report(int code);
+
+int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock);
+void live_close(struct live *lv);
+/* Commit lv->new, or with --dry-run print what would move. */
+int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
+		const char *done);
+/* parse, lock, read, apply, commit: a whole command */
+int live_change(struct ctl_opts *o, edit_parse_fn parse);
+
+/* lookups on lv->new, with the message set on failure */
+int live_svc(struct live *lv, const char *name);
+int live_node(struct live *lv, __u32 svc, const char *name);
+/* checks on a name given on the command line */
+int live_name(const char *what, const char *name);
+/* "198.18.0.1 port 80/tcp 5tuple" style text of a service */
+void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len);
+/* The ring the kernel searches for svc, decoded (names from lv->old). */
+int live_ring(struct live *lv, __u32 svc, struct rm_ring *r);
+
+/* edits, one parser per command; restore reuses them */
+int svc_add_parse(struct ctl_opts *o, struct edit *e);
+int svc_del_parse(struct ctl_opts *o, struct edit *e);
+int node_add_parse(struct ctl_opts *o, struct edit *e);
+int node_del_parse(struct ctl_opts *o, struct edit *e);
+int node_set_parse(struct ctl_opts *o, struct edit *e);
+int seed_parse(struct ctl_opts *o, struct edit *e);
+
+#endif

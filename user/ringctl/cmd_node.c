@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/* node add / del / set on the live state: each rebuilds the service's
+ * ring from its active nodes and swaps it in whole. */
+#include <stdio.h>
+#include <string.h>
+#include "cmd_live.h"
+
+/* SERVICE NODE, both valid names. */
+static int two_names(struct ctl_opts *o, const char *cmd, struct edit *e)
+{
+	int ret;
+
+	if (o->argc != 2)
+		return live_usage("node %s: expected SERVICE NODE, got %d "
+				  "words",
+				  cmd, o->argc);
+	ret = live_name("service", o->argv[0]);
+	if (!ret)
+		ret = live_name("node", o->argv[1]);
+	if (ret)
+		return ret;
+	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
+	snprintf(e->node, sizeof(e->node), "%s", o->argv[1]);
+	return 0;
+}
+
+static int node_add_apply(struct edit *e, struct live *lv)
+{
+	int svc = live_svc(lv, e->svc), slot;
+
+	if (svc < 0)
+		return RM_EXIT_RUNTIME;
+	slot = rm_snap_node_add(lv->new, lv->old, svc, e->node, e->mac, e->dev,
+				e->weight);
+	if (slot < 0)
+		return live_runtime("%s", rm_errmsg());
+	snprintf(e->done, sizeof(e->done), "node %s added to %s (slot %d)",
+		 e->node, e->svc, slot);
+	return 0;
+}
+
+int node_add_parse(struct ctl_opts *o, struct edit *e)
+{
+	int ret = two_names(o, "add", e);
+
+	if (ret)
+		return ret;
+	if (!o->mac || rm_parse_mac(o->mac, e->mac))
+		return live_usage("node add: --mac '%s': expected the node's "
+				  "MAC as xx:xx:xx:xx:xx:xx",
+				  o->mac ? o->mac : "");
+	if (!o->dev || !*o->dev || strlen(o->dev) >= RM_IFNAME_MAX)
+		return live_usage("node add: --dev IFACE is required: the "
+				  "interface the node is reached through");
+	if (o->drain || o->down || o->active)
+		return live_usage("node add: a node starts active; use node "
+				  "set for --drain/--down");
+	snprintf(e->dev, sizeof(e->dev), "%s", o->dev);
+	e->weight = o->weight_set ? o->weight : 1;
+	e->apply = node_add_apply;
+	return 0;
+}
+
+static int node_del_apply(struct edit *e, struct live *lv)
+{
+	int svc = live_svc(lv, e->svc), slot;
+
+	if (svc < 0)
+		return RM_EXIT_RUNTIME;
+	slot = live_node(lv, svc, e->node);
+	if (slot < 0)
+		return RM_EXIT_RUNTIME;
+	rm_snap_node_del(lv->new, slot);
+	snprintf(e->done, sizeof(e->done), "node %s deleted from %s", e->node,
+		 e->svc);
+	return 0;
+}
+
+int node_del_parse(struct ctl_opts *o, struct edit *e)
+{
+	int ret = two_names(o, "del", e);
+
+	if (!ret)
+		e->apply = node_del_apply;
+	return ret;
+}
+
+static int node_set_apply(struct edit *e, struct live *lv)
+{
+	int svc = live_svc(lv, e->svc), slot;
+	struct rm_node *n;
+
+	if (svc < 0)
+		return RM_EXIT_RUNTIME;
+	slot = live_node(lv, svc, e->node);
+	if (slot < 0)
+		return RM_EXIT_RUNTIME;
+	n = &lv->new->node[slot];
+	if (e->weight_set)
+		n->weight = e->weight;
+	if (e->state >= 0)
+		rm_snap_node_state(lv->new, slot, e->state);
+	snprintf(e->done, sizeof(e->done), "node %s of %s: %s, weight %u",
+		 e->node, e->svc, rm_node_state_name(n->state), n->weight);
+	return 0;
+}
+
+/* drain and down take the node out of the ring (draining keeps its
+ * flows once the connection table exists); active puts it back */
+int node_set_parse(struct ctl_opts *o, struct edit *e)
+{
+	int ret = two_names(o, "set", e);
+
+	if (ret)
+		return ret;
+	if (o->drain + o->active + o->down > 1)
+		return live_usage("node set: give one of --drain, --active, "
+				  "--down");
+	e->state = o->drain    ? RM_NODE_DRAINING
+		   : o->down   ? RM_NODE_DOWN
+		   : o->active ? RM_NODE_ACTIVE
+			       : -1;
+	e->weight = o->weight;
+	e->weight_set = o->weight_set;
+	if (e->state < 0 && !e->weight_set)
+		return live_usage("node set: nothing to set: give --weight W "
+				  "or one of --drain, --active, --down");
+	e->apply = node_set_apply;
+	return 0;
+}
+
+int cmd_node_add(struct ctl_opts *o)
+{
+	return live_change(o, node_add_parse);
+}
+
+int cmd_node_del(struct ctl_opts *o)
+{
+	return live_change(o, node_del_parse);
+}
+
+int cmd_node_set(struct ctl_opts *o)
+{
+	return live_change(o, node_set_parse);
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/* service add / del / list on the live state. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "cmd_live.h"
+#include "json.h"
+
+static int svc_add_apply(struct edit *e, struct live *lv)
+{
+	int id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
+
+	if (id < 0)
+		return live_runtime("%s", rm_errmsg());
+	snprintf(e->done, sizeof(e->done), "service %s added (id %d)", e->svc,
+		 id);
+	return 0;
+}
+
+int svc_add_parse(struct ctl_opts *o, struct edit *e)
+{
+	struct rm_svc_meta *m = &e->meta;
+	__u8 family;
+	int ret;
+
+	if (o->argc != 1)
+		return live_usage("service add: expected one NAME, got %d "
+				  "words",
+				  o->argc);
+	ret = live_name("service", o->argv[0]);
+	if (ret)
+		return ret;
+	if (!o->vip || rm_parse_addr(o->vip, m->key.vip, &family))
+		return live_usage("service add: --vip '%s': expected an IPv4 "
+				  "or IPv6 address",
+				  o->vip ? o->vip : "");
+	if (!o->port_set)
+		return live_usage("service add: --port is required (0 = any "
+				  "port)");
+	if (rm_parse_proto(o->proto, &m->key.proto))
+		return live_usage("service add: --proto '%s': expected tcp or "
+				  "udp",
+				  o->proto ? o->proto : "");
+	if (o->hash && !strcmp(o->hash, "3tuple"))
+		m->flags = RM_SVC_F_3TUPLE;
+	else if (o->hash && strcmp(o->hash, "5tuple"))
+		return live_usage("service add: --hash '%s': expected 5tuple "
+				  "or 3tuple",
+				  o->hash);
+	m->key.port = htons((__u16)o->port);
+	m->key.flags = family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
+	m->vnodes = o->vnodes;
+	snprintf(m->name, sizeof(m->name), "%s", o->argv[0]);
+	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
+	e->apply = svc_add_apply;
+	return 0;
+}
+
+static int svc_del_apply(struct edit *e, struct live *lv)
+{
+	int id = live_svc(lv, e->svc);
+
+	if (id < 0)
+		return RM_EXIT_RUNTIME;
+	rm_snap_svc_del(lv->new, id);
+	snprintf(e->done, sizeof(e->done), "service %s deleted", e->svc);
+	return 0;
+}
+
+int svc_del_parse(struct ctl_opts *o, struct edit *e)
+{
+	int ret;
+
+	if (o->argc != 1)
+		return live_usage("service del: expected one NAME, got %d "
+				  "words",
+				  o->argc);
+	ret = live_name("service", o->argv[0]);
+	if (ret)
+		return ret;
+	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
+	e->apply = svc_del_apply;
+	return 0;
+}
+
+int cmd_service_add(struct ctl_opts *o)
+{
+	return live_change(o, svc_add_parse);
+}
+
+int cmd_service_del(struct ctl_opts *o)
+{
+	return live_change(o, svc_del_parse);
+}
+
+static __u32 count_nodes(const struct rm_snap *s, __u32 svc, bool active)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (s->node[i].state != RM_NODE_FREE &&
+		    s->node[i].svc_id == svc &&
+		    (!active || s->node[i].state == RM_NODE_ACTIVE))
+			n++;
+	return n;
+}
+
+int cmd_service_list(struct ctl_opts *o)
+{
+	struct rm_json j;
+	struct live lv;
+	char text[128], addr[64];
+	int ret;
+
+	if (o->argc)
+		return ctl_usage_error("service list: unexpected argument '%s'",
+				       o->argv[0]);
+	ret = live_open(o, &lv, RM_LOCK_SH);
+	if (ret)
+		return ret;
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_arr_open(&j, NULL);
+	} else {
+		printf("%-20s %4s  %-40s %6s %6s\n", "SERVICE", "ID", "MATCH",
+		       "VNODES", "NODES");
+	}
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		const struct rm_svc_meta *m = &lv.old->svc[i];
+
+		if (!m->in_use)
+			continue;
+		if (!o->json) {
+			live_svc_text(m, text, sizeof(text));
+			printf("%-20s %4u  %-40s %6u %6u\n", m->name, i, text,
+			       m->vnodes, count_nodes(lv.old, i, false));
+			continue;
+		}
+		rm_format_addr(m->key.vip,
+			       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6
+							 : RM_FAMILY_V4,
+			       addr, sizeof(addr));
+		rm_json_obj_open(&j, NULL);
+		rm_json_str(&j, "name", m->name);
+		rm_json_u64(&j, "id", i);
+		rm_json_str(&j, "vip", addr);
+		rm_json_u64(&j, "port", ntohs(m->key.port));
+		rm_json_str(&j, "proto", rm_proto_name(m->key.proto));
+		rm_json_str(&j, "hash",
+			    m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
+		rm_json_u64(&j, "vnodes", m->vnodes);
+		rm_json_u64(&j, "nodes", count_nodes(lv.old, i, false));
+		rm_json_u64(&j, "active", count_nodes(lv.old, i, true));
+		rm_json_obj_close(&j);
+	}
+	if (o->json) {
+		rm_json_arr_close(&j);
+		rm_json_end(&j);
+	}
+	live_close(&lv);
+	return RM_EXIT_OK;
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/* show / lookup / stats: read-only views of the live state. Shares and
+ * owners come from the ring maps the kernel searches, not from a rebuild,
+ * so they report what the data plane does. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ringmaster/rm_hash.h>
+#include "cmd_live.h"
+#include "json.h"
+
+#define KEYSPACE 4294967296.0
+
+/* Does the live ring hold exactly what the configuration says? A change
+ * interrupted between its writes would show here. */
+static bool ring_matches(struct live *lv, __u32 svc, const struct rm_slot *live,
+			 __u32 n)
+{
+	struct rm_slot *want = NULL;
+	struct rm_ring r;
+	bool same = false;
+	__u32 m;
+
+	if (!rm_snap_ring(lv->old, svc, &r)) {
+		m = rm_ring_nslots(&r);
+		want = calloc(m, sizeof(*want));
+		same = want && m == n && !rm_ring_encode(&r, want, m) &&
+		       !memcmp(want, live, (size_t)m * sizeof(*want));
+		rm_ring_free(&r);
+	}
+	free(want);
+	return same;
+}
+
+/* What show prints of one service. */
+struct view {
+	__u32 svc;
+	struct rm_ring ring; /* decoded from the live map */
+	__u64 *arcs;	     /* keyspace per ring.nodes[] */
+	bool matches;
+};
+
+static __u64 node_keys(const struct rm_ring *r, const __u64 *arcs, __u32 id)
+{
+	for (__u32 k = 0; k < r->n_nodes; k++)
+		if (r->nodes[k].id == id)
+			return arcs[k];
+	return 0;
+}
+
+static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
+{
+	const struct rm_ring *r = &w->ring;
+	const __u64 *arcs = w->arcs;
+	__u32 svc = w->svc;
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	char addr[64], mac[18];
+
+	rm_format_addr(m->key.vip,
+		       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
+		       addr, sizeof(addr));
+	rm_json_obj_open(j, NULL);
+	rm_json_str(j, "name", m->name);
+	rm_json_u64(j, "id", svc);
+	rm_json_str(j, "vip", addr);
+	rm_json_u64(j, "port", ntohs(m->key.port));
+	rm_json_str(j, "proto", rm_proto_name(m->key.proto));
+	rm_json_str(j, "hash",
+		    m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
+	rm_json_u64(j, "vnodes", m->vnodes);
+	rm_json_u64(j, "entries", r->n);
+	rm_json_bool(j, "ring_matches", w->matches);
+	rm_json_arr_open(j, "nodes");
+	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
+		const struct rm_node *n = &lv->old->node[i];
+		__u64 keys;
+
+		if (n->state == RM_NODE_FREE || n->svc_id != svc)
+			continue;
+		keys = node_keys(r, arcs, i);
+		rm_format_mac(n->mac, mac);
+		rm_json_obj_open(j, NULL);
+		rm_json_str(j, "name", n->name);
+		rm_json_u64(j, "id", i);
+		rm_json_str(j, "state", rm_node_state_name(n->state));
+		rm_json_u64(j, "weight", n->weight);
+		rm_json_u64(j, "vnodes", (__u64)n->weight * m->vnodes);
+		rm_json_num(j, "share", keys / KEYSPACE);
+		rm_json_u64(j, "keys", keys);
+		rm_json_str(j, "mac", mac);
+		rm_json_str(j, "dev", n->dev);
+		rm_json_u64(j, "ifindex", n->ifindex);
+		rm_json_u64(j, "gen", n->gen);
+		rm_json_obj_close(j);
+	}
+	rm_json_arr_close(j);
+	rm_json_obj_close(j);
+}
+
+static void show_text(struct live *lv, const struct view *w)
+{
+	const struct rm_ring *r = &w->ring;
+	const __u64 *arcs = w->arcs;
+	__u32 svc = w->svc;
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	char text[128], mac[18], bar[64];
+	double max = 0;
+
+	for (__u32 k = 0; k < r->n_nodes; k++)
+		if (arcs[k] / KEYSPACE > max)
+			max = arcs[k] / KEYSPACE;
+	live_svc_text(m, text, sizeof(text));
+	printf("service %s (id %u): %s, %u vnodes per weight, %u entries\n",
+	       m->name, svc, text, m->vnodes, r->n);
+	if (!w->matches)
+		printf("  warning: the live ring differs from the "
+		       "configuration (an interrupted change?): `ringctl save "
+		       "| ringctl restore -` rebuilds it\n");
+	printf("  %-20s %-8s %6s %7s %8s  %-17s %-10s\n", "NODE", "STATE",
+	       "WEIGHT", "VNODES", "SHARE", "MAC", "DEV");
+	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
+		const struct rm_node *n = &lv->old->node[i];
+		double share;
+
+		if (n->state == RM_NODE_FREE || n->svc_id != svc)
+			continue;
+		share = node_keys(r, arcs, i) / KEYSPACE;
+		rm_format_mac(n->mac, mac);
+		rm_bar(bar, sizeof(bar), share, max, 30);
+		printf("  %-20s %-8s %6u %7u %7.3f%%  %-17s %-10s %s\n",
+		       n->name, rm_node_state_name(n->state), n->weight,
+		       n->weight * m->vnodes, share * 100, mac, n->dev, bar);
+	}
+}
+
+/* Read the ring once: the shares and the consistency check use it. */
+static int view_service(struct live *lv, __u32 svc, struct rm_json *j)
+{
+	struct view w = {.svc = svc};
+	struct rm_slot *slots = NULL;
+	__u32 n;
+	int ret = 0;
+
+	/* no ring yet (a change cut short after the service's record was
+	 * written): show it empty and flagged rather than fail */
+	if (rm_state_ring_slots(&lv->st, svc, &slots, &n)) {
+		slots = NULL;
+	} else if (rm_ring_decode(slots, n, lv->old, svc, &w.ring)) {
+		free(slots);
+		return ctl_runtime_error("%s", rm_errmsg());
+	}
+	w.matches = slots && ring_matches(lv, svc, slots, n);
+	w.arcs = calloc(w.ring.n_nodes ? w.ring.n_nodes : 1, sizeof(*w.arcs));
+	if (!w.arcs) {
+		ret = ctl_runtime_error("out of memory");
+	} else {
+		rm_ring_arcs(&w.ring, w.arcs);
+		if (j)
+			show_json(j, lv, &w);
+		else
+			show_text(lv, &w);
+	}
+	free(w.arcs);
+	free(slots);
+	rm_ring_free(&w.ring);
+	return ret;
+}
+
+int cmd_show(struct ctl_opts *o)
+{
+	struct rm_json j;
+	struct live lv;
+	int ret, only = -1;
+
+	if (o->argc > 1)
+		return ctl_usage_error("show: expected at most one SERVICE");
+	if (o->argc && (ret = live_name("service", o->argv[0])))
+		return live_report(ret);
+	ret = live_open(o, &lv, RM_LOCK_SH);
+	if (ret)
+		return ret;
+	if (o->argc && (only = live_svc(&lv, o->argv[0])) < 0) {
+		live_close(&lv);
+		return live_report(RM_EXIT_RUNTIME);
+	}
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_obj_open(&j, NULL);
+		rm_json_str(&j, "pin_dir", o->pin_dir);
+		rm_json_arr_open(&j, "services");
+	}
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
+		if (!lv.old->svc[i].in_use || (only >= 0 && (int)i != only))
+			continue;
+		ret = view_service(&lv, i, o->json ? &j : NULL);
+	}
+	if (o->json) {
+		rm_json_arr_close(&j);
+		rm_json_obj_close(&j);
+		rm_json_end(&j);
+	}
+	live_close(&lv);
+	return ret;
+}
+
+/* The flow as the data plane hashes it. */
+static int lookup_flow(struct ctl_opts *o, const struct rm_svc_meta *m,
+		       struct rm_flow *f)
+{
+	__u8 fam = m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4;
+	__u8 got;
+
+	memset(f, 0, sizeof(*f));
+	if (rm_parse_addr(o->src, f->src, &got))
+		return ctl_usage_error("lookup: --src '%s': expected an IPv4 "
+				       "or IPv6 address",
+				       o->src ? o->src : "");
+	if (got != fam)
+		return ctl_usage_error("lookup: --src %s is not IPv%u like "
+				       "service %s",
+				       o->src, fam, m->name);
+	memcpy(f->dst, m->key.vip, sizeof(f->dst));
+	if (o->dst && (rm_parse_addr(o->dst, f->dst, &got) || got != fam))
+		return ctl_usage_error("lookup: --dst '%s': expected an IPv%u "
+				       "address",
+				       o->dst, fam);
+	f->family = fam;
+	f->proto = m->key.proto;
+	if (m->flags & RM_SVC_F_3TUPLE)
+		return 0; /* ports are not hashed */
+	if (!o->sport_set)
+		return ctl_usage_error("lookup: --sport is required for a "
+				       "5-tuple service");
+	f->sport = htons((__u16)o->sport);
+	f->dport = o->dport_set ? htons((__u16)o->dport) : m->key.port;
+	return 0;
+}
+
+int cmd_lookup(struct ctl_opts *o)
+{
+	struct rm_slot *slots = NULL;
+	char src[64], dst[64], mac[18];
+	const struct rm_node *n;
+	struct rm_flow f;
+	struct rm_json j;
+	struct live lv;
+	__u32 nslots, h, id;
+	int ret, svc;
+
+	if (o->argc != 1)
+		return ctl_usage_error("lookup: expected one SERVICE");
+	if ((ret = live_name("service", o->argv[0])))
+		return live_report(ret);
+	if (!o->src)
+		return ctl_usage_error("lookup: --src ADDR is required");
+	ret = live_open(o, &lv, RM_LOCK_SH);
+	if (ret)
+		return ret;
+	svc = live_svc(&lv, o->argv[0]);
+	if (svc < 0) {
+		ret = live_report(RM_EXIT_RUNTIME);
+		goto out;
+	}
+	ret = lookup_flow(o, &lv.old->svc[svc], &f);
+	if (ret)
+		goto out;
+	h = rm_flow_hash(&lv.old->cfg.seed, &f);
+	if (rm_state_ring_slots(&lv.st, svc, &slots, &nslots)) {
+		ret = ctl_runtime_error("%s", rm_errmsg());
+		goto out;
+	}
+	if (rm_ring_lookup(slots, nslots, h, &id) /* RM_SEARCH_OK */ ||
+	    id >= RM_MAX_NODES) {
+		ret = ctl_runtime_error("service '%s' has no active node: its "
+					"packets are dropped",
+					o->argv[0]);
+		goto out;
+	}
+	n = &lv.old->node[id];
+	rm_format_addr(f.src, f.family, src, sizeof(src));
+	rm_format_addr(f.dst, f.family, dst, sizeof(dst));
+	rm_format_mac(n->mac, mac);
+	if (!o->json) {
+		printf("%s: %s:%u -> %s:%u/%s hash 0x%08x -> node %s (slot "
+		       "%u, %s via %s)\n",
+		       o->argv[0], src, ntohs(f.sport), dst, ntohs(f.dport),
+		       rm_proto_name(f.proto), h, n->name, id, mac, n->dev);
+		goto out;
+	}
+	rm_json_init(&j, stdout);
+	rm_json_obj_open(&j, NULL);
+	rm_json_str(&j, "service", o->argv[0]);
+	rm_json_str(&j, "node", n->name);
+	rm_json_u64(&j, "node_id", id);
+	rm_json_u64(&j, "hash", h);
+	rm_json_str(&j, "src", src);
+	rm_json_u64(&j, "sport", ntohs(f.sport));
+	rm_json_str(&j, "dst", dst);
+	rm_json_u64(&j, "dport", ntohs(f.dport));
+	rm_json_str(&j, "proto", rm_proto_name(f.proto));
+	rm_json_str(&j, "mac", mac);
+	rm_json_str(&j, "dev", n->dev);
+	rm_json_obj_close(&j);
+	rm_json_end(&j);
+out:
+	free(slots);
+	live_close(&lv);
+	return ret;
+}
+
+#define RM_COUNTER_NAME(id, name) [id] = name,
+static const char *const counter_names[RM_CNT_MAX] = {
+    RM_COUNTERS(RM_COUNTER_NAME)};
+
+int cmd_stats(struct ctl_opts *o)
+{
+	__u64 cnt[RM_CNT_MAX];
+	struct rm_traffic t;
+	struct rm_json j;
+	struct live lv;
+	int ret;
+
+	if (o->argc)
+		return ctl_usage_error("stats: unexpected argument '%s'",
+				       o->argv[0]);
+	ret = live_open(o, &lv, RM_LOCK_NONE);
+	if (ret)
+		return ret;
+	if (rm_state_counters(&lv.st, cnt)) {
+		ret = ctl_runtime_error("%s", rm_errmsg());
+		goto out;
+	}
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_obj_open(&j, NULL);
+		rm_json_obj_open(&j, "counters");
+	}
+	for (int i = 0; i < RM_CNT_MAX; i++) {
+		if (o->json)
+			rm_json_u64(&j, counter_names[i], cnt[i]);
+		else
+			printf("%-22s %14llu\n", counter_names[i],
+			       (unsigned long long)cnt[i]);
+	}
+	if (o->json) {
+		rm_json_obj_close(&j);
+		rm_json_arr_open(&j, "services");
+	} else {
+		printf("\n%-20s %-20s %14s %16s\n", "SERVICE", "NODE",
+		       "PACKETS", "BYTES");
+	}
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
+		if (!lv.old->svc[i].in_use)
+			continue;
+		if (rm_state_traffic(&lv.st, RM_M_SVC_STATS, i, &t)) {
+			ret = ctl_runtime_error("%s", rm_errmsg());
+			break;
+		}
+		if (o->json) {
+			rm_json_obj_open(&j, NULL);
+			rm_json_str(&j, "name", lv.old->svc[i].name);
+			rm_json_u64(&j, "packets", t.packets);
+			rm_json_u64(&j, "bytes", t.bytes);
+			rm_json_arr_open(&j, "nodes");
+		} else {
+			printf("%-20s %-20s %14llu %16llu\n",
+			       lv.old->svc[i].name, "*",
+			       (unsigned long long)t.packets,
+			       (unsigned long long)t.bytes);
+		}
+		for (__u32 k = 0; k < RM_MAX_NODES && !ret; k++) {
+			const struct rm_node *n = &lv.old->node[k];
+
+			if (n->state == RM_NODE_FREE || n->svc_id != i)
+				continue;
+			if (rm_state_traffic(&lv.st, RM_M_NODE_STATS, k, &t)) {
+				ret = ctl_runtime_error("%s", rm_errmsg());
+				break;
+			}
+			if (!o->json) {
+				printf("%-20s %-20s %14llu %16llu\n", "",
+				       n->name, (unsigned long long)t.packets,
+				       (unsigned long long)t.bytes);
+				continue;
+			}
+			rm_json_obj_open(&j, NULL);
+			rm_json_str(&j, "name", n->name);
+			rm_json_u64(&j, "packets", t.packets);
+			rm_json_u64(&j, "bytes", t.bytes);
+			rm_json_obj_close(&j);
+		}
+		if (o->json) {
+			rm_json_arr_close(&j);
+			rm_json_obj_close(&j);
+		}
+	}
+	if (o->json) {
+		rm_json_arr_close(&j);
+		rm_json_obj_close(&j);
+		rm_json_end(&j);
+	}
+out:
+	live_close(&lv);
+	return ret;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ringload: attach the data plane to interfaces, sharing one pinned state. */
+#ifndef RINGLOAD_H
+#define RINGLOAD_H
+
+#include <stdbool.h>
+#include <xdp/libxdp.h>
+#include "state.h"
+#include "util.h"
+
+enum load_mode { LOAD_AUTO, LOAD_NATIVE, LOAD_GENERIC };
+
+struct load_opts {
+	const char *pin_dir;
+	const char *iface;
+	enum load_mode mode;
+	bool json, purge, verbose;
+};
+
+int load_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* attach.c */
+int cmd_attach(struct load_opts *o);
+int cmd_detach(struct load_opts *o);
+int cmd_purge(struct load_opts *o);
+
+/* ifaces.c: the rm_ifaces registry and what is really attached */
+int ifaces_open(const char *pin_dir, bool create);
+int ifaces_read(int fd, struct rm_iface out[RM_MAX_IFACES]);
+int ifaces_put(int fd, const struct rm_iface *e);
+int ifaces_del(int fd, const char *name);
+/* Our program on ifindex: its id and the mode, 0 if found. want_id 0
+ * matches any program named rm_xdp. */
+int ifaces_find_prog(int ifindex, __u32 want_id, __u32 *prog_id,
+		     enum xdp_attach_mode *mode);
+const char *ifaces_mode_name(enum xdp_attach_mode mode);
+int cmd_status(struct load_opts *o);
+
+#endif
