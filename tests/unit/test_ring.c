@@ -876,16 +876,18 @@ static void test_diff_from_empty_equals_arcs(void **state)
 /* ---- encoding and search ---------------------------------------------- */
 static void test_index_bits(void **state)
 {
+	/* two buckets per entry: bits = ceil(log2(2n)), clamped */
 	static const __u32 tab[][2] = {
 	    {0, 1},
 	    {1, 1},
-	    {2, 1},
-	    {3, 2},
-	    {4, 2},
-	    {5, 3},
-	    {1000, 10},
-	    {1024, 10},
-	    {1025, 11},
+	    {2, 2},
+	    {3, 3},
+	    {4, 3},
+	    {5, 4},
+	    {1000, 11},
+	    {1024, 11},
+	    {1025, 12},
+	    {RM_MAX_RING_ENTRIES / 2, RM_INDEX_BITS_MAX},
 	    {RM_MAX_RING_ENTRIES, RM_INDEX_BITS_MAX},
 	    {RM_MAX_RING_ENTRIES + 1, RM_INDEX_BITS_MAX},
 	    {0xffffffff, RM_INDEX_BITS_MAX},
@@ -925,18 +927,35 @@ static void test_encode_layout(void **state)
 			__u64 start = (__u64)k << (32 - bits);
 			__u64 end = (__u64)(k + 1) << (32 - bits);
 
+			__u32 lo = sl[1 + k].a;
+
 			if (k + 1 < nb)
 				assert_int_equal(sl[1 + k].b, sl[2 + k].a);
-			assert_true(sl[1 + k].a <= sl[1 + k].b);
-			for (__u32 e = sl[1 + k].a; e < sl[1 + k].b; e++)
+			assert_true(lo <= sl[1 + k].b);
+			for (__u32 e = lo; e < sl[1 + k].b; e++)
 				assert_true(r.entries[e].point >= start &&
 					    r.entries[e].point < end);
+			/* c, d: point and owner of entry lo (entry 0 past
+			 * the end) */
+			assert_int_equal(sl[1 + k].d,
+					 r.nodes[r.entries[lo < r.n ? lo : 0]
+						     .node]
+					     .id);
+			if (lo < r.n)
+				assert_int_equal(sl[1 + k].c,
+						 r.entries[lo].point);
 		}
 		for (__u32 e = 0; e < r.n; e++) {
-			assert_int_equal(sl[base + e].a, r.entries[e].point);
-			assert_int_equal(sl[base + e].b,
+			const struct rm_slot *es = &sl[base + (e >> 1)];
+
+			assert_int_equal(RM_ENTRY_POINT(es, e),
+					 r.entries[e].point);
+			assert_int_equal(RM_ENTRY_NODE(es, e),
 					 r.nodes[r.entries[e].node].id);
 		}
+		if (r.n & 1) /* the unused half of the last slot is zero */
+			assert_true(sl[base + r.n / 2].c == 0 &&
+				    sl[base + r.n / 2].d == 0);
 		free(sl);
 		free(s);
 		rm_ring_free(&r);
@@ -954,7 +973,7 @@ static void test_encode_enospc(void **state)
 	(void)state;
 	build_ok(&seed, s, 10, 100, &r);
 	need = rm_ring_nslots(&r);
-	assert_int_equal(need, RM_RING_SLOTS(10, 1000));
+	assert_int_equal(need, RM_RING_SLOTS(11, 1000));
 	buf = malloc((need + 8) * sizeof(*buf));
 	assert_non_null(buf);
 	memset(buf, 0x5a, (need + 8) * sizeof(*buf));
@@ -1152,6 +1171,31 @@ static void expect_corrupt_all(const struct rm_slot *src, __u32 nslots)
 	guard_free(&g);
 }
 
+/* A ring cut short after its index: the buckets present answer for the
+ * keys they cover alone (with the right owner); every other key is
+ * corrupt; nothing reads past the end (guard page). */
+static void expect_owner_or_corrupt(const struct rm_slot *src, __u32 nslots,
+				    const struct rm_ring *r)
+{
+	struct guarded g;
+	__u32 corrupt = 0, id;
+
+	guard_alloc(&g, src, nslots);
+	for (int k = 0; k < 100000; k++) {
+		__u32 key = (__u32)rng_next();
+		int res = rm_ring_lookup(g.slots, nslots, key, &id);
+
+		if (res == RM_SEARCH_CORRUPT) {
+			corrupt++;
+			continue;
+		}
+		assert_int_equal(res, RM_SEARCH_OK);
+		assert_int_equal(id, ref_owner_id(r, key));
+	}
+	guard_free(&g);
+	assert_true(corrupt > 0);
+}
+
 static void test_lookup_corrupt(void **state)
 {
 	static const __u32 bad_n[] = {RM_MAX_RING_ENTRIES + 1, 0x80000000u,
@@ -1162,7 +1206,7 @@ static void test_lookup_corrupt(void **state)
 	struct rm_seed seed = test_seed(6);
 	struct rm_ring r;
 	struct rm_slot *good, *bad;
-	__u32 nslots, bits, base, key, id;
+	__u32 nslots, bits, base, key = 0, id;
 	size_t bytes;
 
 	(void)state;
@@ -1171,7 +1215,7 @@ static void test_lookup_corrupt(void **state)
 	good = encode(&r, &nslots);
 	bits = good[0].b;
 	base = 1 + (1u << bits);
-	assert_int_equal(bits, 10);
+	assert_int_equal(bits, 11);
 	bytes = nslots * sizeof(*good);
 	bad = malloc(bytes);
 	assert_non_null(bad);
@@ -1191,14 +1235,36 @@ static void test_lookup_corrupt(void **state)
 	/* nslots too small: no header, no index, no entries */
 	expect_corrupt_all(good, 0);
 	expect_corrupt_all(good, 1);
-	expect_corrupt_all(good, 2);
-	expect_corrupt_all(good, base);
-	/* one entry short: the key owned by the last entry is corrupt */
-	key = r.entries[r.n - 1].point;
-	assert_int_equal(lookup_guarded(good, nslots - 1, key, &id),
-			 RM_SEARCH_CORRUPT);
-	assert_int_equal(lookup_guarded(good, nslots, key, &id), RM_SEARCH_OK);
-	assert_int_equal(id, ref_owner_id(&r, key));
+	expect_owner_or_corrupt(good, 2, &r);
+	/* header and index only: a bucket answers alone for the keys up to
+	 * its first point (right owner), any key needing an entry is
+	 * corrupt, and nothing reads past the end */
+	expect_owner_or_corrupt(good, base, &r);
+	/* entries cut short: a key whose search must read the missing slot
+	 * (an entry that is not its bucket's first, which the bucket
+	 * answers alone) is corrupt; the full ring answers it */
+	{
+		__u32 t, found = 0;
+
+		for (t = nslots - 1; t > base && !found; t--)
+			for (__u32 e = 2 * (t - base); e < 2 * (t - base) + 2 &&
+						       e < r.n && !found;
+			     e++) {
+				__u32 bk = r.entries[e].point >> (32 - bits);
+
+				if (good[1 + bk].a == e)
+					continue;
+				key = r.entries[e].point;
+				found = 1;
+				assert_int_equal(
+				    lookup_guarded(good, t, key, &id),
+				    RM_SEARCH_CORRUPT);
+			}
+		assert_true(found);
+		assert_int_equal(lookup_guarded(good, nslots, key, &id),
+				 RM_SEARCH_OK);
+		assert_int_equal(id, ref_owner_id(&r, key));
+	}
 
 	/* index: lo > hi, hi > n, in one bucket; others still resolve */
 	for (int variant = 0; variant < 3; variant++) {
@@ -1241,8 +1307,15 @@ static void test_lookup_corrupt(void **state)
 			wide[1 + k].b = e;
 		}
 		for (e = 0; e < r.n; e++) {
-			wide[1 + wn + e].a = r.entries[e].point;
-			wide[1 + wn + e].b = r.nodes[r.entries[e].node].id;
+			struct rm_slot *ws = &wide[1 + wn + (e >> 1)];
+
+			if (e & 1) {
+				ws->c = r.entries[e].point;
+				ws->d = r.nodes[r.entries[e].node].id;
+			} else {
+				ws->a = r.entries[e].point;
+				ws->b = r.nodes[r.entries[e].node].id;
+			}
 		}
 		expect_corrupt_all(wide, wslots);
 		free(wide);

@@ -36,30 +36,48 @@ static int spec_by_name(const void *a, const void *b)
 		      ((const struct rm_node_spec *)b)->name);
 }
 
-/* Sort key for entries: point, then node (nodes are in name order, so the
- * node index is a name comparison), then vnode index: a total order that
- * does not depend on the order nodes were given in. */
-struct build_entry {
-	__u32 point;
-	__u32 node;
-	__u32 vnode;
-};
-
-static int entry_cmp(const void *a, const void *b)
+/* Stable LSD radix sort of entries by point, two 16-bit passes, from
+ * src through tmp back into src. Entries are generated in (node, vnode)
+ * order with nodes in name order, so equal points stay ordered by name,
+ * then vnode: a total order that does not depend on the order nodes were
+ * given in. O(n), which keeps a 64-node ring's rebuild to a few ms. */
+static int radix_sort_points(struct rm_ring_entry *src, __u32 n)
 {
-	const struct build_entry *x = a, *y = b;
+	struct rm_ring_entry *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	__u32 *count = calloc(1u << 16, sizeof(*count));
+	struct rm_ring_entry *from = src, *to = tmp;
 
-	if (x->point != y->point)
-		return x->point < y->point ? -1 : 1;
-	if (x->node != y->node)
-		return x->node < y->node ? -1 : 1;
-	return x->vnode < y->vnode ? -1 : x->vnode > y->vnode;
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		return -ENOMEM;
+	}
+	for (int shift = 0; shift < 32; shift += 16) {
+		__u32 sum = 0, i;
+
+		memset(count, 0, (1u << 16) * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(from[i].point >> shift) & 0xffff]++;
+		for (i = 0; i < (1u << 16); i++) {
+			__u32 c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[(from[i].point >> shift) & 0xffff]++] = from[i];
+		from = to;
+		to = from == tmp ? src : tmp;
+	}
+	/* two passes: the result is back in src */
+	free(tmp);
+	free(count);
+	return 0;
 }
 
 int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out)
 {
-	struct build_entry *tmp = NULL;
 	struct rm_ring r = {0};
 	__u64 total = 0;
 	__u32 i, v, k = 0;
@@ -86,9 +104,8 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 	r.n = (__u32)total;
 	r.nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*r.nodes));
 	r.entries = calloc(total ? total : 1, sizeof(*r.entries));
-	tmp = calloc(total ? total : 1, sizeof(*tmp));
 	err = -ENOMEM;
-	if (!r.nodes || !r.entries || !tmp)
+	if (!r.nodes || !r.entries)
 		goto fail;
 
 	if (n_nodes)
@@ -103,21 +120,17 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 
 	for (i = 0; i < n_nodes; i++)
 		for (v = 0; v < r.nodes[i].weight * vnodes; v++) {
-			tmp[k].point = rm_vnode_point(seed, r.nodes[i].name, v);
-			tmp[k].node = i;
-			tmp[k].vnode = v;
+			r.entries[k].point =
+				rm_vnode_point(seed, r.nodes[i].name, v);
+			r.entries[k].node = i;
 			k++;
 		}
-	qsort(tmp, r.n, sizeof(*tmp), entry_cmp);
-	for (i = 0; i < r.n; i++) {
-		r.entries[i].point = tmp[i].point;
-		r.entries[i].node = tmp[i].node;
-	}
-	free(tmp);
+	err = radix_sort_points(r.entries, r.n);
+	if (err)
+		goto fail;
 	*out = r;
 	return 0;
 fail:
-	free(tmp);
 	rm_ring_free(&r);
 	return err;
 }
