@@ -32,7 +32,8 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/ringmaster/*.h)
-HDRS      := $(wildcard include/ringmaster/*.h) $(wildcard user/lib/*.h)
+HDRS      := $(wildcard include/ringmaster/*.h) $(wildcard user/*/*.h) \
+	$(wildcard tests/*/*.h)
 
 LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))

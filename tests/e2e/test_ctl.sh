@@ -3,8 +3,10 @@
 #
 # ringload and ringctl end to end, control plane only: attach / status /
 # detach in both modes, state surviving re-attach, every ringctl command
-# and its JSON, save / restore, and every kind of bad input with its exit
-# code and with the pinned maps unchanged.
+# and its JSON, node states (drain / down / active and their gens), the
+# connection table's settings (ringload --conn-table, ringctl config),
+# save / restore, and every kind of bad input with its exit code and with
+# the pinned maps unchanged.
 #
 # Everything happens in a network namespace this script creates (veth
 # pairs made inside it) with its own bpffs: the script re-runs itself
@@ -176,6 +178,74 @@ check "node set drain" C node set web c --drain
 check "node set active" C node set web c --active
 check "node set down" C node set web a --down
 check "node set active again" C node set web a --active
+
+# ---- node states: drain keeps the gen, down moves it on ------------------
+# nodeval NODE KEY: KEY of node NODE of web in show --json
+nodeval()
+{
+	jget "$(C show web --json)" "[n for s in d['services'] for n in s['nodes'] if n['name'] == '$1'][0]['$2']"
+}
+g0=$(nodeval c gen)
+check "node set --drain" C node set web c --drain
+check "drained: state draining" test "$(nodeval c state)" = draining
+check "drained: gen unchanged ($g0)" test "$(nodeval c gen)" = "$g0"
+check "drained: out of the ring" test "$(nodeval c keys)" = 0
+check "node set --active after a drain" C node set web c --active
+check "active again: gen unchanged, back in the ring" \
+	test "$(nodeval c gen) $(nodeval c state) $(( $(nodeval c keys) > 0 ))" = "$g0 active 1"
+check "node set --down" C node set web c --down
+check "down: state down, gen + 1, out of the ring" \
+	test "$(nodeval c state) $(nodeval c gen) $(nodeval c keys)" = "down $((g0 + 1)) 0"
+check "node set --down again keeps the gen" C node set web c --down
+check "down twice: gen + 1 only" test "$(nodeval c gen)" = $((g0 + 1))
+check "node set --drain after down" C node set web c --drain
+check "down -> draining: gen stays moved on" test "$(nodeval c state) $(nodeval c gen)" = "draining $((g0 + 1))"
+check "node set --active after down" C node set web c --active
+check "active after down: the new gen" test "$(nodeval c state) $(nodeval c gen)" = "active $((g0 + 1))"
+C node set web c --drain >"$TMP/out"
+check "node set --drain says the node keeps its flows" grep -q "draining (no new flows; keeps the ones it has)" "$TMP/out"
+C node set web c --active >/dev/null
+C node add web z --mac 02:00:00:00:00:1f --dev rmv0 >/dev/null
+sz=$(nodeval z id)
+gz=$(nodeval z gen)
+C node set web z --drain >/dev/null
+check "node del after a drain" C node del web z
+C node add web y --mac 02:00:00:00:00:1e --dev rmv0 >/dev/null
+check "a node reusing the slot gets a new gen" \
+	test "$(nodeval y id) $(nodeval y gen)" = "$sz $((gz + 1))"
+C node del web y >/dev/null
+
+# ---- connection counts, counters, settings --------------------------------
+sh_=$(C show --json)
+check "show --json: every node has conns and conns_recent" \
+	test "$(jget "$sh_" 'all("conns" in n and "conns_recent" in n for s in d["services"] for n in s["nodes"])')" = True
+check "show --json: no connection on any node (links down)" \
+	test "$(jget "$sh_" 'sum(s["conns"] for s in d["services"])')" = 0
+pinned_max=$(bpftool -j map show pinned "$PIN/rm_conns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["max_entries"])')
+check "show --json: conn_table.max_entries is the pinned table's ($pinned_max)" \
+	test "$(jget "$sh_" 'd["conn_table"]["max_entries"]')" = "$pinned_max"
+check "show text has the CONNS column and the table line" \
+	sh -c "\"$CTL\" --pin-dir $PIN show web | grep -q CONNS && \"$CTL\" --pin-dir $PIN show | grep -q '^connection table: 0 of $pinned_max entries'"
+st_=$(C stats --json)
+check "stats --json has every conn counter" \
+	test "$(jget "$st_" 'sorted(k for k in d["counters"] if k.startswith("conn-"))')" = \
+	"['conn-hit', 'conn-insert', 'conn-insert-limited', 'conn-miss', 'conn-stale']"
+check "stats text has the conn counters" sh -c "\"$CTL\" --pin-dir $PIN stats | grep -q '^conn-insert-limited '"
+run_json "config --json" C config --json
+cf=$(C config --json)
+check "config: the defaults (udp 60 s, 200000 inserts/s)" \
+	test "$(jget "$cf" 'd["udp_timeout_s"], d["conn_insert_rate"]')" = "(60, 200000)"
+check "config: the table's size" test "$(jget "$cf" 'd["conn_table"]["max_entries"]')" = "$pinned_max"
+check "ringload status: the table's size" \
+	test "$(jget "$(L status --json)" 'd["conn_table"]')" = "$pinned_max"
+unchanged "config --dry-run" C config --udp-timeout 5 --dry-run
+check "config --udp-timeout 30 --conn-insert-rate 5000" C config --udp-timeout 30 --conn-insert-rate 5000
+cf=$(C config --json)
+check "config reads back" test "$(jget "$cf" 'd["udp_timeout_s"], d["conn_insert_rate"]')" = "(30, 5000)"
+check "config --conn-insert-rate 0 (no limit) alone" C config --conn-insert-rate 0
+check "config: only the rate changed" test "$(jget "$(C config --json)" 'd["udp_timeout_s"], d["conn_insert_rate"]')" = "(30, 0)"
+check "config text" sh -c "\"$CTL\" --pin-dir $PIN config | grep -q '^udp-timeout *30 s'"
+C config --conn-insert-rate 5000 >/dev/null
 run_json "service list --json" C service list --json
 run_json "show --json" C show --json
 run_json "show web --json" C show web --json
@@ -233,6 +303,13 @@ bad 2 "lookup wrong family" C lookup web --src 2001:db8::1 --sport 1
 bad 1 "lookup unknown service" C lookup nosuch --src 198.18.1.1 --sport 1
 bad 1 "show unknown service" C show nosuch
 bad 2 "seed --set bad hex" C seed --set 1234
+bad 2 "config --udp-timeout 0" C config --udp-timeout 0
+bad 2 "config --udp-timeout over a day" C config --udp-timeout 86401
+bad 2 "config --udp-timeout text" C config --udp-timeout 5s
+bad 2 "config --conn-insert-rate negative" C config --conn-insert-rate -1
+bad 2 "config --conn-insert-rate over 2^32" C config --conn-insert-rate 4294967296
+bad 2 "config with an argument" C config frob
+bad 2 "config set with an argument" C config frob --udp-timeout 5
 bad 2 "unknown command" C frobnicate
 bad 2 "unknown option" C show --frob
 bad 1 "no state at pin dir" "$CTL" --pin-dir /sys/fs/bpf/nosuch show
@@ -245,6 +322,14 @@ if command -v setpriv >/dev/null; then
 	bad 1 "not root" setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" --pin-dir "$PIN" show
 fi
 bad 2 "ringload bad mode" L attach rmv2 --mode turbo
+bad 2 "ringload --conn-table 0" L attach rmv2 --conn-table 0
+bad 2 "ringload --conn-table text" L attach rmv2 --conn-table many
+bad 2 "ringload --conn-table over the limit" L attach rmv2 --conn-table 4294967295
+bad 2 "ringload --conn-table on detach" L detach rmv0 --conn-table 4096
+bad 1 "ringload attach with another --conn-table than the pinned one" \
+	L attach rmv2 --mode generic --conn-table 1000
+check "the refusal says how to resize" grep -q "ringload purge.*--conn-table 1000" "$TMP/err"
+check "rmv2 runs nothing after the refusal" sh -c "! ip link show rmv2 | grep -q prog/xdp"
 bad 1 "ringload missing interface" L attach nosuch0
 bad 1 "ringload detach not attached" L detach rmv2
 bad 1 "ringload purge while attached" L purge
@@ -253,11 +338,23 @@ bad 1 "ringload purge while attached" L purge
 C node set web b --drain >/dev/null
 C save >"$TMP/save1"
 check "save lists the drained node" grep -q "node set web b --drain" "$TMP/save1"
+check "save has the connection-table settings" grep -qx "config --udp-timeout 30 --conn-insert-rate 5000" "$TMP/save1"
 before=$(digest)
 check "restore of the same configuration" C restore "$TMP/save1"
 C save >"$TMP/save2"
 check "save after restore is identical" cmp -s "$TMP/save1" "$TMP/save2"
-check "attach rmv2 to a second pin dir" "$LOAD" --pin-dir "$PIN2" attach rmv2 --mode generic
+check "attach rmv2 to a second pin dir, --conn-table 4096" "$LOAD" --pin-dir "$PIN2" attach rmv2 --mode generic --conn-table 4096
+max2=$(bpftool -j map show pinned "$PIN2/rm_conns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["max_entries"])')
+# the kernel gives every possible CPU the same share of the table
+want2=$(python3 -c '
+n = 0
+for r in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+    a, _, b = r.partition("-")
+    n += int(b or a) - int(a) + 1
+print(-(-4096 // n) * n)')
+check "second pin dir: a table of 4096 entries, rounded up to whole CPUs ($max2)" \
+	test "$max2" = "$want2"
+check "ringctl config reports it" test "$(jget "$("$CTL" --pin-dir "$PIN2" config --json)" 'd["conn_table"]["max_entries"]')" = "$max2"
 check "restore into the second pin dir" "$CTL" --pin-dir "$PIN2" restore - <"$TMP/save1"
 "$CTL" --pin-dir "$PIN2" save >"$TMP/save3"
 check "second pin dir saves the same configuration" cmp -s "$TMP/save1" "$TMP/save3"
@@ -300,6 +397,10 @@ st=$(L status --json)
 check "status after re-attach" test "$(jget "$st" 'd["services"], d["nodes"]')" = "(2, 4)"
 check "detach --purge" L detach rmv0 --purge
 check "pin dir removed" test ! -e "$PIN"
+check "detach rmv2 (second pin dir)" "$LOAD" --pin-dir "$PIN2" detach rmv2
+check "re-attach without --conn-table takes the pinned table" "$LOAD" --pin-dir "$PIN2" attach rmv2 --mode generic
+check "... of the size it had" test "$(bpftool -j map show pinned "$PIN2/rm_conns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["max_entries"])')" = "$max2"
+check "re-attach with the same --conn-table" sh -c "\"$LOAD\" --pin-dir $PIN2 detach rmv2 >/dev/null && \"$LOAD\" --pin-dir $PIN2 attach rmv2 --mode generic --conn-table 4096 >/dev/null"
 check "detach rmv2 --purge (second pin dir)" "$LOAD" --pin-dir "$PIN2" detach rmv2 --purge
 check "nothing attached any more" sh -c "! ip link | grep -q prog/xdp"
 

@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
@@ -115,7 +116,8 @@ enum op_kind {
 	NODE_DEL,
 	NODE_WEIGHT,
 	NODE_STATE,
-	SEED
+	SEED,
+	CONFIG
 };
 
 struct op {
@@ -127,6 +129,7 @@ struct op {
 	__u32 vnodes, weight, state;
 	__u8 mac[6];
 	struct rm_seed seed;
+	__u32 udp_timeout, insert_rate; /* CONFIG */
 };
 
 static int edit(struct rm_snap *s, const struct rm_snap *base,
@@ -136,7 +139,8 @@ static int edit(struct rm_snap *s, const struct rm_snap *base,
 	__u8 fam;
 	int svc = o->svc ? rm_snap_find_svc(s, o->svc) : -1, slot = -1;
 
-	if (o->kind != SVC_ADD && o->kind != SEED && svc < 0)
+	if (o->kind != SVC_ADD && o->kind != SEED && o->kind != CONFIG &&
+	    svc < 0)
 		return -ENOENT;
 	if (svc >= 0 && o->node)
 		slot = rm_snap_find_node(s, svc, o->node);
@@ -163,6 +167,10 @@ static int edit(struct rm_snap *s, const struct rm_snap *base,
 			   : 0;
 	case SEED:
 		s->cfg.seed = o->seed;
+		return 0;
+	case CONFIG:
+		s->cfg.udp_timeout_s = o->udp_timeout;
+		s->cfg.conn_insert_rate = o->insert_rate;
 		return 0;
 	default:
 		break;
@@ -357,6 +365,7 @@ struct flow_in {
 	__be32 src[4], dst[4];
 	__u8 proto;
 	__u16 sport, dport;
+	bool ack; /* TCP: an ACK of an open connection, not a SYN */
 };
 
 static size_t build_pkt(__u8 *buf, const struct flow_in *f)
@@ -401,7 +410,8 @@ static size_t build_pkt(__u8 *buf, const struct flow_in *f)
 		th->source = htons(f->sport);
 		th->dest = htons(f->dport);
 		th->doff = 5;
-		th->syn = 1;
+		th->syn = !f->ack;
+		th->ack = f->ack;
 	} else {
 		struct udphdr *uh = (void *)p;
 
@@ -774,10 +784,13 @@ static void test_save_restore_roundtrip(void **state)
 	const char *ctl = ringctl_path();
 	char pin2[160], file[64];
 	struct op seed = {.kind = SEED, .seed = {0x1122334455667788ULL, 42}};
+	struct op cfg = {.kind = CONFIG, .udp_timeout = 17, .insert_rate = 0};
 
 	snprintf(pin2, sizeof(pin2), "%s-copy", fx->pin);
 	snprintf(file, sizeof(file), "/tmp/rm-test-save-%d", getpid());
 	assert_int_equal(change(fx->pin, &seed), 0);
+	/* the connection table's settings travel too */
+	assert_int_equal(change(fx->pin, &cfg), 0);
 	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
 	add_svc(fx->pin, "dns", "2001:db8::53", 53, IPPROTO_UDP, true);
 	add_node(fx->pin, "web", "a", 1, 1, NULL);
@@ -1105,6 +1118,538 @@ static void test_seed_change(void **state)
 	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
 }
 
+/* ---- node states and the connection table ----------------------------- */
+
+/* The table's key of a flow of a 5-tuple service. */
+static struct rm_flow flow_key(const struct flow_in *f)
+{
+	struct rm_flow k = {0};
+
+	memcpy(k.src, f->src, sizeof(k.src));
+	memcpy(k.dst, f->dst, sizeof(k.dst));
+	k.sport = htons(f->sport);
+	k.dport = htons(f->dport);
+	k.proto = f->proto;
+	k.family = f->family == 4 ? RM_FAMILY_V4 : RM_FAMILY_V6;
+	return k;
+}
+
+static int conns_fd(struct fx *fx)
+{
+	return bpf_map__fd(fx->skel->maps.rm_conns);
+}
+
+static void get_conn(struct fx *fx, const struct flow_in *f, struct rm_conn *c)
+{
+	struct rm_flow k = flow_key(f);
+
+	assert_int_equal(bpf_map_lookup_elem(conns_fd(fx), &k, c), 0);
+}
+
+static void put_conn(struct fx *fx, const struct flow_in *f, __u32 node,
+		     __u32 gen, __u64 last_ns)
+{
+	struct rm_flow k = flow_key(f);
+	struct rm_conn c = {.node = node, .gen = gen, .last_ns = last_ns};
+
+	assert_int_equal(bpf_map_update_elem(conns_fd(fx), &k, &c, BPF_ANY), 0);
+}
+
+static void counters(struct fx *fx, __u64 out[RM_CNT_MAX])
+{
+	struct rm_state st;
+
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_counters(&st, out), 0);
+	rm_state_close(&st);
+}
+
+static void conn_count(struct fx *fx, struct rm_conn_count *c)
+{
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_state st;
+
+	read_snap(fx->pin, s);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_conn_count(&st, s, c), 0);
+	rm_state_close(&st);
+	free(s);
+}
+
+static __u64 mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void set_state(struct fx *fx, const char *node, __u32 state)
+{
+	struct op o = {
+	    .kind = NODE_STATE, .svc = "web", .node = node, .state = state};
+
+	assert_int_equal(change(fx->pin, &o), 0);
+}
+
+/* The slots of service web's live ring: which nodes it names. */
+static bool ring_names(struct fx *fx, __u32 slot)
+{
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_slot *slots;
+	struct rm_state st;
+	struct rm_ring r;
+	bool found = false;
+	__u32 n;
+
+	read_snap(fx->pin, s);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(
+	    rm_state_ring_slots(&st, rm_snap_find_svc(s, "web"), &slots, &n),
+	    0);
+	rm_state_close(&st);
+	assert_int_equal(
+	    rm_ring_decode(slots, n, s, rm_snap_find_svc(s, "web"), &r), 0);
+	for (__u32 i = 0; i < r.n_nodes; i++)
+		found |= r.nodes[i].id == slot;
+	rm_ring_free(&r);
+	free(slots);
+	free(s);
+	return found;
+}
+
+/* web with nodes a (MAC 1) and b (MAC 2), and an open connection f that
+ * the ring gave to b: its ACK went through and wrote the entry. */
+struct two {
+	int sa, sb;
+	__u32 ga, gb;
+	struct flow_in f;
+};
+
+static void two_nodes(struct fx *fx, struct two *t)
+{
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_conn c;
+	__u8 mac[6], want[6];
+	int tries = 0;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	read_snap(fx->pin, s);
+	t->sa = rm_snap_find_node(s, 0, "a");
+	t->sb = rm_snap_find_node(s, 0, "b");
+	t->ga = s->node[t->sa].gen;
+	t->gb = s->node[t->sb].gen;
+	do {
+		random_flow(&t->f, 4, "198.18.0.10", IPPROTO_TCP, 80);
+		assert_true(++tries < 1000);
+	} while (predict(fx->pin, "web", &t->f, false) != t->sb);
+	t->f.ack = true;
+	assert_int_equal(run_pkt(fx, &t->f, mac), XDP_TX);
+	mac_of(want, 2);
+	assert_memory_equal(mac, want, 6);
+	get_conn(fx, &t->f, &c);
+	assert_int_equal(c.node, t->sb);
+	assert_int_equal(c.gen, t->gb);
+	free(s);
+}
+
+/* Where the flow's next packet goes: the index of the MAC (mac_of). */
+static int goes_to(struct fx *fx, const struct flow_in *f)
+{
+	__u8 mac[6], want[6];
+
+	assert_int_equal(run_pkt(fx, f, mac), XDP_TX);
+	for (int i = 0; i < 16; i++) {
+		mac_of(want, i);
+		if (!memcmp(mac, want, 6))
+			return i;
+	}
+	fail_msg("packet left with an unknown MAC");
+	return -1;
+}
+
+/* DRAINING: out of the ring, gen unchanged, its flows stay with it;
+ * ACTIVE again: back in the ring, same gen. */
+static void test_drain_keeps_flows(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_conn_count *cc = malloc(sizeof(*cc));
+	__u64 c0[RM_CNT_MAX], c1[RM_CNT_MAX];
+	struct two t;
+
+	two_nodes(fx, &t);
+	conn_count(fx, cc);
+	assert_int_equal(cc->node[t.sb], 1);
+	assert_int_equal(cc->recent[t.sb], 1);
+	set_state(fx, "b", RM_NODE_DRAINING);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].state, RM_NODE_DRAINING);
+	assert_int_equal(s->node[t.sb].gen, t.gb);
+	assert_false(ring_names(fx, t.sb));
+	assert_true(ring_names(fx, t.sa));
+	/* the open connection stays on b, through the table */
+	counters(fx, c0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(goes_to(fx, &t.f), 2);
+	counters(fx, c1);
+	assert_int_equal(c1[RM_CNT_CONN_HIT] - c0[RM_CNT_CONN_HIT], 5);
+	assert_int_equal(c1[RM_CNT_CONN_STALE], c0[RM_CNT_CONN_STALE]);
+	/* new connections never go to b */
+	for (int i = 0; i < 200; i++) {
+		struct flow_in g;
+
+		random_flow(&g, 4, "198.18.0.10", IPPROTO_TCP, 80);
+		assert_int_equal(goes_to(fx, &g), 1);
+	}
+	/* show counts the entry on b, still */
+	conn_count(fx, cc);
+	assert_int_equal(cc->node[t.sb], 1);
+	assert_int_equal(cc->node[t.sa], 0);
+	assert_int_equal(cc->stale, 0);
+	/* back to active: the same gen, in the ring again */
+	set_state(fx, "b", RM_NODE_ACTIVE);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].state, RM_NODE_ACTIVE);
+	assert_int_equal(s->node[t.sb].gen, t.gb);
+	assert_true(ring_names(fx, t.sb));
+	assert_int_equal(goes_to(fx, &t.f), 2);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	free(cc);
+	free(s);
+}
+
+/* DOWN: out of the ring and gen + 1, so its flows' entries are stale at
+ * their next packet, which goes to the ring owner and is remembered
+ * there; back to ACTIVE keeps the new gen, and the flows stay moved. */
+static void test_down_bumps_gen(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_conn_count *cc = malloc(sizeof(*cc));
+	__u64 c0[RM_CNT_MAX], c1[RM_CNT_MAX];
+	struct rm_conn c;
+	struct two t;
+
+	two_nodes(fx, &t);
+	set_state(fx, "b", RM_NODE_DOWN);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].state, RM_NODE_DOWN);
+	assert_int_equal(s->node[t.sb].gen, t.gb + 1);
+	assert_int_equal(s->node[t.sa].gen, t.ga);
+	assert_false(ring_names(fx, t.sb));
+	conn_count(fx, cc);
+	assert_int_equal(cc->node[t.sb], 0);
+	assert_int_equal(cc->stale, 1);
+	counters(fx, c0);
+	assert_int_equal(goes_to(fx, &t.f), 1);
+	counters(fx, c1);
+	assert_int_equal(c1[RM_CNT_CONN_STALE] - c0[RM_CNT_CONN_STALE], 1);
+	assert_int_equal(c1[RM_CNT_CONN_INSERT] - c0[RM_CNT_CONN_INSERT], 1);
+	get_conn(fx, &t.f, &c);
+	assert_int_equal(c.node, t.sa);
+	assert_int_equal(c.gen, t.ga);
+	conn_count(fx, cc);
+	assert_int_equal(cc->node[t.sa], 1);
+	assert_int_equal(cc->stale, 0);
+	/* down again: nothing moves on */
+	set_state(fx, "b", RM_NODE_DOWN);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].gen, t.gb + 1);
+	/* draining from down: still cut off from what it had */
+	put_conn(fx, &t.f, t.sb, t.gb, mono_now());
+	set_state(fx, "b", RM_NODE_DRAINING);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].gen, t.gb + 1);
+	assert_int_equal(goes_to(fx, &t.f), 1);
+	set_state(fx, "b", RM_NODE_ACTIVE);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].state, RM_NODE_ACTIVE);
+	assert_int_equal(s->node[t.sb].gen, t.gb + 1);
+	assert_true(ring_names(fx, t.sb));
+	assert_int_equal(goes_to(fx, &t.f), 1); /* its entry says a */
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	free(cc);
+	free(s);
+}
+
+/* node del frees the slot (gen kept); the next owner of the slot gets
+ * gen + 1, so an entry left for the deleted node never reaches the new
+ * node's MAC. */
+static void test_del_reuse_new_gen(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s)), *n = malloc(sizeof(*n));
+	struct op del = {.kind = NODE_DEL, .svc = "web", .node = "b"};
+	__u64 c0[RM_CNT_MAX], c1[RM_CNT_MAX];
+	struct flow_in g, h;
+	struct two t;
+	__u8 mac[6];
+	int tries = 0, slot;
+
+	two_nodes(fx, &t);
+	set_state(fx, "b", RM_NODE_DRAINING); /* the graceful way out */
+	assert_int_equal(change(fx->pin, &del), 0);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->node[t.sb].state, RM_NODE_FREE);
+	assert_int_equal(s->node[t.sb].gen, t.gb);
+	assert_false(ring_names(fx, t.sb));
+	/* the entry of the deleted node is stale: to the ring (a) */
+	assert_int_equal(goes_to(fx, &t.f), 1);
+	add_node(fx->pin, "web", "c", 3, 1, NULL);
+	read_snap(fx->pin, s);
+	slot = rm_snap_find_node(s, 0, "c");
+	assert_int_equal(slot, t.sb); /* the slot is reused */
+	assert_int_equal(s->node[slot].gen, t.gb + 1);
+	/* g: owned by a now, with an entry left from the deleted b: goes
+	 * to a, never to c. h: an entry of c's own gen: goes to c. */
+	do {
+		random_flow(&g, 4, "198.18.0.10", IPPROTO_TCP, 80);
+		assert_true(++tries < 1000);
+	} while (predict(fx->pin, "web", &g, false) != t.sa);
+	h = g;
+	h.sport ^= 1;
+	g.ack = h.ack = true;
+	put_conn(fx, &g, t.sb, t.gb, mono_now());
+	put_conn(fx, &h, t.sb, t.gb + 1, mono_now());
+	counters(fx, c0);
+	assert_int_equal(goes_to(fx, &g), 1);
+	assert_int_equal(goes_to(fx, &h), 3);
+	counters(fx, c1);
+	assert_int_equal(c1[RM_CNT_CONN_STALE] - c0[RM_CNT_CONN_STALE], 1);
+	assert_int_equal(c1[RM_CNT_CONN_HIT] - c0[RM_CNT_CONN_HIT], 1);
+
+	/* in a snapshot: the same node again keeps its slot and gen (a
+	 * restore); the same name with another MAC is another node */
+	read_snap(fx->pin, s);
+	memcpy(n, s, sizeof(*n));
+	rm_snap_node_del(n, slot);
+	mac_of(mac, 3);
+	assert_int_equal(rm_snap_node_add(n, s, 0, "c", mac, "lo", 1), slot);
+	assert_int_equal(n->node[slot].gen, t.gb + 1);
+	memcpy(n, s, sizeof(*n));
+	rm_snap_node_del(n, slot);
+	mac_of(mac, 9);
+	assert_int_equal(rm_snap_node_add(n, s, 0, "c", mac, "lo", 1), slot);
+	assert_int_equal(n->node[slot].gen, t.gb + 2);
+	/* a slot freed by a change is not taken by the same change */
+	memcpy(n, s, sizeof(*n));
+	rm_snap_node_del(n, slot);
+	assert_true(rm_snap_node_add(n, s, 0, "d", mac, "lo", 1) != slot);
+	free(s);
+	free(n);
+}
+
+/* The per-node counts of show, against entries put in the table by hand,
+ * and the data plane judging each entry as rm_conn_valid() does. */
+static void test_conn_count(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_conn_count *cc = malloc(sizeof(*cc));
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct op cfg = {.kind = CONFIG, .udp_timeout = 30, .insert_rate = 0};
+	struct {
+		int node; /* 0 a, 1 b, 2 c (down), 3 d (dns); -1 bogus */
+		int gen_off, count;
+		__s64 age_s;
+		bool udp, valid, recent;
+	} plan[] = {
+	    {0, 0, 5, 0, false, true, true},
+	    {1, 0, 3, 3600, false, true, false}, /* TCP never ages out */
+	    {2, -1, 2, 0, false, false, false},	 /* before the down */
+	    {2, 0, 1, 0, false, false, false},	 /* DOWN whatever the gen */
+	    {1, 7, 1, 0, false, false, false},	 /* a gen b never had */
+	    {3, 0, 2, 5, true, true, true},
+	    {3, 0, 1, 35, true, false, false}, /* UDP idle past 30 s */
+	    {3, 0, 1, 25, true, true, false},
+	    {-1, 0, 1, 0, false, false, false},
+	};
+	struct flow_in flows[32];
+	bool valid[32];
+	int slot[4], nf = 0, stale = 0;
+	__u32 want[4] = {0}, want_recent[4] = {0};
+	const char *ctl = ringctl_path();
+	__u64 now;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_svc(fx->pin, "dns", "198.18.0.53", 53, IPPROTO_UDP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	add_node(fx->pin, "web", "c", 3, 1, NULL);
+	add_node(fx->pin, "dns", "d", 4, 1, NULL);
+	set_state(fx, "c", RM_NODE_DOWN);
+	assert_int_equal(change(fx->pin, &cfg), 0);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->cfg.udp_timeout_s, 30);
+	for (int i = 0; i < 4; i++)
+		slot[i] =
+		    rm_snap_find_node(s, i < 3 ? 0 : 1, (char[]){'a' + i, 0});
+	now = mono_now();
+	for (size_t p = 0; p < sizeof(plan) / sizeof(plan[0]); p++)
+		for (int k = 0; k < plan[p].count; k++) {
+			struct flow_in *f = &flows[nf];
+			__u32 node = plan[p].node < 0 ? RM_MAX_NODES + 5
+						      : slot[plan[p].node];
+			__u32 gen = plan[p].node < 0 ? 0 : s->node[node].gen;
+
+			if (plan[p].udp)
+				random_flow(f, 4, "198.18.0.53", IPPROTO_UDP,
+					    53);
+			else
+				random_flow(f, 4, "198.18.0.10", IPPROTO_TCP,
+					    80);
+			f->sport = 1000 + nf; /* distinct flows */
+			f->ack = true;
+			put_conn(fx, f, node, gen + plan[p].gen_off,
+				 now - plan[p].age_s * 1000000000LL);
+			valid[nf++] = plan[p].valid;
+			if (!plan[p].valid) {
+				stale++;
+				continue;
+			}
+			want[plan[p].node]++;
+			want_recent[plan[p].node] += plan[p].recent;
+		}
+	conn_count(fx, cc);
+	assert_int_equal(cc->entries, nf);
+	assert_int_equal(cc->stale, stale);
+	assert_int_equal(cc->max_entries, rm_conn_entries(0));
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(cc->node[slot[i]], want[i]);
+		assert_int_equal(cc->recent[slot[i]], want_recent[i]);
+	}
+	/* ringctl show --json reports the same */
+	assert_int_equal(
+	    sh("%s --pin-dir %s show --json | python3 -c '"
+	       "import json,sys; d=json.load(sys.stdin); "
+	       "n={x[\"name\"]+\"/\"+s[\"name\"]: (x[\"conns\"], "
+	       "x[\"conns_recent\"]) for s in d[\"services\"] for x in "
+	       "s[\"nodes\"]}; t=d[\"conn_table\"]; "
+	       "sys.exit(0 if n==%s and t[\"entries\"]==%d and "
+	       "t[\"stale\"]==%d and t[\"udp_timeout_s\"]==30 else 1)'",
+	       ctl, fx->pin,
+	       "{\"a/web\":(5,5),\"b/web\":(3,0),\"c/web\":(0,0),"
+	       "\"d/dns\":(3,2)}",
+	       nf, stale),
+	    0);
+	/* the data plane takes exactly the entries counted as valid */
+	read_snap(fx->pin, s);
+	for (int i = 0; i < nf; i++) {
+		__u64 c0[RM_CNT_MAX], c1[RM_CNT_MAX];
+		__u8 mac[6];
+
+		counters(fx, c0);
+		run_pkt(fx, &flows[i], mac);
+		counters(fx, c1);
+		if (c1[RM_CNT_CONN_HIT] - c0[RM_CNT_CONN_HIT] !=
+		    (__u64)valid[i])
+			fail_msg("entry %d: data plane %s, rm_conn_valid %s", i,
+				 valid[i] ? "stale" : "hit",
+				 valid[i] ? "valid" : "stale");
+		assert_int_equal(c1[RM_CNT_CONN_STALE] - c0[RM_CNT_CONN_STALE],
+				 !valid[i]);
+	}
+	free(cc);
+	free(s);
+}
+
+/* The table's size: asked for at creation, rounded to whole CPUs as the
+ * kernel does, adopted by later loads that ask nothing, refused with the
+ * way to resize when another size is asked for. */
+static void test_conn_table_size(void **state)
+{
+	struct fx *fx = *state;
+	struct ringmaster_bpf *skel;
+	char pin[160];
+	struct rm_state st;
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 max, want = rm_conn_entries(1001);
+
+	snprintf(pin, sizeof(pin), "%s-copy", fx->pin);
+	assert_true(want >= 1001 && want < 1001 + (__u32)ncpus);
+	assert_int_equal(want % ncpus, 0);
+	assert_int_equal(rm_conn_entries(0),
+			 rm_conn_entries(RM_DEFAULT_CONN_ENTRIES));
+	assert_int_equal(rm_state_create_sized(pin, 1001, NULL), 0);
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_conn_max(&st, &max), 0);
+	rm_state_close(&st);
+	assert_int_equal(max, want);
+	/* again: with no size, or the same one */
+	assert_int_equal(rm_state_create_sized(pin, 0, NULL), 0);
+	assert_int_equal(rm_state_create_sized(pin, 1001, NULL), 0);
+	assert_int_equal(rm_state_create(pin, NULL), 0);
+	/* another size: refused, saying how to resize */
+	assert_int_equal(rm_state_create_sized(pin, 5000, NULL), -EEXIST);
+	assert_non_null(strstr(rm_errmsg(), "ringload purge"));
+	assert_non_null(strstr(rm_errmsg(), "--conn-table 5000"));
+	/* what attach does for each interface: a new instance on the pins */
+	skel = ringmaster_bpf__open();
+	assert_non_null(skel);
+	assert_int_equal(rm_obj_pin_maps(skel->obj, pin), 0);
+	assert_int_equal(bpf_map__max_entries(skel->maps.rm_conns), want);
+	assert_int_equal(ringmaster_bpf__load(skel), 0);
+	ringmaster_bpf__destroy(skel);
+	assert_int_equal(rm_state_purge(pin), 0);
+	assert_int_equal(
+	    rm_state_create_sized(pin, RM_CONN_ENTRIES_MAX + 1, NULL), -ERANGE);
+	rm_state_purge(pin);
+	/* the default table of the fixture */
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_conn_max(&st, &max), 0);
+	rm_state_close(&st);
+	assert_int_equal(max, rm_conn_entries(0));
+}
+
+/* The UDP timeout set through the configuration is the one the data
+ * plane applies. */
+static void test_udp_timeout(void **state)
+{
+	struct fx *fx = *state;
+	struct op cfg = {.kind = CONFIG, .udp_timeout = 30, .insert_rate = 777};
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct flow_in f;
+	__u64 c0[RM_CNT_MAX], c1[RM_CNT_MAX];
+	struct rm_conn c;
+	int a, b;
+
+	add_svc(fx->pin, "dns", "198.18.0.53", 53, IPPROTO_UDP, false);
+	add_node(fx->pin, "dns", "a", 1, 1, NULL);
+	add_node(fx->pin, "dns", "b", 2, 1, NULL);
+	read_snap(fx->pin, s);
+	assert_int_equal(s->cfg.udp_timeout_s, RM_DEFAULT_UDP_TIMEOUT_S);
+	assert_int_equal(s->cfg.conn_insert_rate, RM_DEFAULT_CONN_INSERT_RATE);
+	a = rm_snap_find_node(s, 0, "a");
+	b = rm_snap_find_node(s, 0, "b");
+	random_flow(&f, 4, "198.18.0.53", IPPROTO_UDP, 53);
+	/* an entry pointing away from the ring owner, 40 s idle: valid
+	 * under 60 s, stale under 30 s */
+	{
+		int own = predict(fx->pin, "dns", &f, false);
+		int other = own == a ? b : a;
+
+		put_conn(fx, &f, other, s->node[other].gen,
+			 mono_now() - 40 * 1000000000ULL);
+		assert_int_equal(goes_to(fx, &f), other == a ? 1 : 2);
+		put_conn(fx, &f, other, s->node[other].gen,
+			 mono_now() - 40 * 1000000000ULL);
+		assert_int_equal(change(fx->pin, &cfg), 0);
+		read_snap(fx->pin, s);
+		assert_int_equal(s->cfg.udp_timeout_s, 30);
+		assert_int_equal(s->cfg.conn_insert_rate, 777);
+		counters(fx, c0);
+		assert_int_equal(goes_to(fx, &f), own == a ? 1 : 2);
+		counters(fx, c1);
+		assert_int_equal(c1[RM_CNT_CONN_STALE] - c0[RM_CNT_CONN_STALE],
+				 1);
+		get_conn(fx, &f, &c);
+		assert_int_equal(c.node, own);
+	}
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1124,6 +1669,16 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_atomic_under_pressure, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_drain_keeps_flows, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_down_bumps_gen, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_del_reuse_new_gen, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_conn_count, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_conn_table_size, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_udp_timeout, setup, teardown),
 	};
 
 	libbpf_set_print(NULL);

@@ -12,6 +12,7 @@
 #include <linux/membarrier.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -41,9 +43,10 @@ const char *const rm_map_names[RM_M_NR] = {
 	[RM_M_SVC_STATS] = RM_MAP_SVC_STATS,
 	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
 	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
+	[RM_M_CONNS] = RM_MAP_CONNS,
 };
 
-static __thread char errbuf[320];
+static __thread char errbuf[512];
 
 const char *rm_errmsg(void)
 {
@@ -187,7 +190,68 @@ int rm_bpffs_prepare(const char *pin_dir)
 	return 0;
 }
 
+__u32 rm_conn_entries(__u32 n)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 r;
+
+	if (!n)
+		n = RM_DEFAULT_CONN_ENTRIES;
+	if (ncpus <= 1)
+		return n;
+	/* what htab_map_alloc() does for BPF_F_NO_COMMON_LRU */
+	r = ((__u64)n + ncpus - 1) / ncpus * ncpus;
+	return r > UINT32_MAX ? n / ncpus * ncpus : (__u32)r;
+}
+
+/* rm_conns as the pinned table is, else as asked. libbpf reuses a pin
+ * only when max_entries matches to the entry, so a state created with
+ * another size than the default could not be loaded again otherwise. */
+static int size_conns(struct bpf_map *map, const char *path, __u32 want)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), n;
+	int fd = bpf_obj_get(path), err;
+
+	if (want > RM_CONN_ENTRIES_MAX)
+		return fail(-ERANGE,
+			    "connection table of %u entries: the limit is %u",
+			    want, RM_CONN_ENTRIES_MAX);
+	if (fd < 0 && errno != ENOENT)
+		return fail(-errno, "cannot open %s: %s", path,
+			    strerror(errno));
+	if (fd < 0) {
+		n = rm_conn_entries(want);
+	} else {
+		err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		close(fd);
+		if (err)
+			return fail(err, "cannot inspect %s: %s", path,
+				    strerror(-err));
+		n = info.max_entries;
+		if (want && rm_conn_entries(want) != n)
+			return fail(-EEXIST,
+				    "the connection table %s has %u entries, "
+				    "not %u: its size is fixed when the state "
+				    "is created. To resize: `ringctl save > "
+				    "cfg`, `ringload detach` every interface, "
+				    "`ringload purge`, `ringload attach IFACE "
+				    "--conn-table %u`, `ringctl restore cfg`",
+				    path, n, rm_conn_entries(want), want);
+	}
+	err = bpf_map__set_max_entries(map, n);
+	if (err)
+		return fail(err, "cannot size %s: %s", path, strerror(-err));
+	return 0;
+}
+
 int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir)
+{
+	return rm_obj_pin_maps_sized(obj, pin_dir, 0);
+}
+
+int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
+			  __u32 conn_entries)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX];
 	struct bpf_map *map;
@@ -209,6 +273,11 @@ int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir)
 		    !access(path, F_OK))
 			bpf_map__set_map_flags(map, bpf_map__map_flags(map) |
 							BPF_F_RDONLY_PROG);
+		if (!strcmp(bpf_map__name(map), RM_MAP_CONNS)) {
+			err = size_conns(map, path, conn_entries);
+			if (err)
+				return err;
+		}
 		err = bpf_map__set_pin_path(map, path);
 		if (err)
 			return fail(err, "cannot set pin path %s: %s", path,
@@ -244,6 +313,12 @@ static int seed_init(int fd)
 
 int rm_state_create(const char *pin_dir, struct ringmaster_bpf **out)
 {
+	return rm_state_create_sized(pin_dir, 0, out);
+}
+
+int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
+			  struct ringmaster_bpf **out)
+{
 	struct ringmaster_bpf *skel = NULL;
 	int lock_fd = -1, err;
 
@@ -260,13 +335,22 @@ int rm_state_create(const char *pin_dir, struct ringmaster_bpf **out)
 			   strerror(errno));
 		goto out;
 	}
-	err = rm_obj_pin_maps(skel->obj, pin_dir);
+	err = rm_obj_pin_maps_sized(skel->obj, pin_dir, conn_entries);
 	if (err)
 		goto out;
 	err = ringmaster_bpf__load(skel);
 	if (err == -EPERM || err == -EACCES) {
 		fail(err, "permission denied loading the XDP program: run as "
 			  "root (needs CAP_BPF, CAP_NET_ADMIN)");
+		goto out;
+	}
+	if (err == -ENOMEM || err == -E2BIG) {
+		fail(err,
+		     "cannot create the maps in %s: %s (the connection "
+		     "table's %u entries are allocated up front: try a "
+		     "smaller --conn-table)",
+		     pin_dir, strerror(-err),
+		     bpf_map__max_entries(skel->maps.rm_conns));
 		goto out;
 	}
 	if (err) {
@@ -434,6 +518,9 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 				sizeof(struct rm_svc));
 	if (!err)
 		err = check_map(st, RM_M_TX_PORTS, 4, 0);
+	if (!err)
+		err = check_map(st, RM_M_CONNS, sizeof(struct rm_flow),
+				sizeof(struct rm_conn));
 	if (err)
 		goto fail;
 	return 0;
@@ -678,6 +765,142 @@ int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 	return err;
 }
 
+/* ---- the connection table -------------------------------------------- */
+
+__u32 rm_udp_timeout(const struct rm_config *cfg)
+{
+	return cfg->udp_timeout_s ? cfg->udp_timeout_s
+				  : RM_DEFAULT_UDP_TIMEOUT_S;
+}
+
+bool rm_conn_valid(const struct rm_snap *s, const struct rm_flow *k,
+		   const struct rm_conn *c, __u64 now_ns)
+{
+	const struct rm_node *n;
+
+	if (c->node >= RM_MAX_NODES)
+		return false;
+	n = &s->node[c->node];
+	if (n->gen != c->gen ||
+	    (n->state != RM_NODE_ACTIVE && n->state != RM_NODE_DRAINING))
+		return false;
+	/* signed, as in the data plane: a refresh may be newer than now */
+	return k->proto != IPPROTO_UDP ||
+	       (__s64)(now_ns - c->last_ns) <=
+		   (__s64)((__u64)rm_udp_timeout(&s->cfg) * 1000000000ULL);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void conn_tally(const struct rm_snap *s, const struct rm_flow *k,
+		       const struct rm_conn *c, __u64 now,
+		       struct rm_conn_count *out)
+{
+	out->entries++;
+	if (!rm_conn_valid(s, k, c, now)) {
+		out->stale++;
+		return;
+	}
+	out->node[c->node]++;
+	if ((__s64)(now - c->last_ns) <=
+	    (__s64)(RM_CONN_RECENT_S * 1000000000ULL))
+		out->recent[c->node]++;
+}
+
+#define CONN_CHUNK 4096
+
+/* One batch walk; -EOPNOTSUPP/-EINVAL where batches are not supported. */
+static int conn_walk_batch(int fd, const struct rm_snap *s, __u64 now,
+			   struct rm_conn_count *out)
+{
+	struct rm_flow *keys = calloc(CONN_CHUNK, sizeof(*keys));
+	struct rm_conn *vals = calloc(CONN_CHUNK, sizeof(*vals));
+	struct rm_flow tok_in, tok_out; /* hash maps: a bucket index */
+	void *in = NULL;
+	int err = -ENOMEM;
+
+	while (keys && vals) {
+		__u32 count = CONN_CHUNK;
+
+		err = bpf_map_lookup_batch(fd, in, &tok_out, keys, vals, &count,
+					   NULL);
+		if (err && err != -ENOENT)
+			break;
+		for (__u32 i = 0; i < count; i++)
+			conn_tally(s, &keys[i], &vals[i], now, out);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		tok_in = tok_out;
+		in = &tok_in;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Key by key: kernels or maps without batch lookups. */
+static int conn_walk_keys(int fd, const struct rm_snap *s, __u64 now,
+			  struct rm_conn_count *out)
+{
+	struct rm_flow key, next;
+	struct rm_conn c;
+
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, &next);
+	     prev = &key) {
+		key = next;
+		/* gone since: the LRU evicted it */
+		if (!bpf_map_lookup_elem(fd, &key, &c))
+			conn_tally(s, &key, &c, now, out);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int rm_state_conn_max(struct rm_state *st, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(st->fd[RM_M_CONNS], &info, &len))
+		return fail(-errno, "cannot inspect %s: %s", RM_MAP_CONNS,
+			    strerror(errno));
+	*max_entries = info.max_entries;
+	return 0;
+}
+
+int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
+			struct rm_conn_count *out)
+{
+	int fd = st->fd[RM_M_CONNS], err;
+	__u64 now = mono_ns();
+
+	memset(out, 0, sizeof(*out));
+	err = rm_state_conn_max(st, &out->max_entries);
+	if (err)
+		return err;
+	/* userspace lookups do not touch the LRU order (the _sys_only
+	 * lookups of LRU maps): counting evicts nothing sooner */
+	err = conn_walk_batch(fd, s, now, out);
+	if (err) {
+		__u32 max = out->max_entries;
+
+		memset(out, 0, sizeof(*out));
+		out->max_entries = max;
+		err = conn_walk_keys(fd, s, now, out);
+	}
+	if (err)
+		return fail(err, "cannot read %s: %s", RM_MAP_CONNS,
+			    strerror(-err));
+	return 0;
+}
+
 static int percpu_zero(struct rm_state *st, enum rm_map_id map, __u32 key,
 		       size_t vsize)
 {
@@ -847,6 +1070,7 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 		     __u32 weight)
 {
 	static const __u8 zero[6];
+	const struct rm_node *b;
 	struct rm_node *n;
 	__u8 src[6];
 	__u32 ifindex;
@@ -875,24 +1099,30 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	err = rm_dev_info(dev, &ifindex, src);
 	if (err)
 		return err;
-	/* the same node as before keeps its slot and gen (restore) */
+	/* the same node as before keeps its slot (restore) */
 	slot = rm_snap_find_node(base, svc, name);
 	if (slot >= 0 && s->node[slot].state != RM_NODE_FREE)
 		slot = -1;
+	/* otherwise a slot free before and after, never one this change
+	 * frees: the data plane may still be looking at that one */
 	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
 		if (s->node[i].state == RM_NODE_FREE &&
-		    base->node[i].state == RM_NODE_FREE) {
+		    base->node[i].state == RM_NODE_FREE)
 			slot = i;
-			s->node[i].gen++;
-		}
 	if (slot < 0)
 		return fail(-ENOSPC,
 			    "no free node slot (limit %d): delete a "
 			    "node first",
 			    RM_MAX_NODES);
 	n = &s->node[slot];
-	if (base->node[slot].state != RM_NODE_FREE)
-		n->gen = base->node[slot].gen;
+	b = &base->node[slot];
+	/* entries remembering (slot, gen) keep reaching the slot only if it
+	 * is still the very same node: same name, MAC and interface */
+	if (b->state != RM_NODE_FREE && !memcmp(b->mac, mac, 6) &&
+	    b->ifindex == ifindex)
+		n->gen = b->gen;
+	else
+		n->gen = (n->gen > b->gen ? n->gen : b->gen) + 1;
 	memcpy(n->mac, mac, 6);
 	memcpy(n->src_mac, src, 6);
 	n->ifindex = ifindex;
@@ -1333,6 +1563,26 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		    percpu_zero(st, RM_M_NODE_STATS, i,
 				sizeof(struct rm_traffic)))
 			err = fail(-errno, "cannot reset rm_node_stats[%u]", i);
+		/* a slot no ring names taking a new gen (a new owner): the
+		 * old record made unusable (its state alone changes), the
+		 * new one written parked (state FREE), then made ACTIVE. An
+		 * update copies the record in place, so a packet reading it
+		 * meanwhile could pair a usable state with the old gen and
+		 * the new MAC, and send a flow the table remembers for the
+		 * old node to the new one; this way every write changes the
+		 * state alone or happens while every mix is FREE */
+		if (!err && n->gen != old->node[i].gen &&
+		    old->node[i].state != RM_NODE_ACTIVE) {
+			struct rm_node parked = old->node[i];
+
+			parked.state = RM_NODE_FREE;
+			if (old->node[i].state != RM_NODE_FREE)
+				err = write_elem(st, RM_M_NODES, i, &parked);
+			parked = *n;
+			parked.state = RM_NODE_FREE;
+			if (!err)
+				err = write_elem(st, RM_M_NODES, i, &parked);
+		}
 		if (!err)
 			err = write_elem(st, RM_M_NODES, i, n);
 	}

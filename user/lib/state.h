@@ -33,6 +33,7 @@ enum rm_map_id {
 	RM_M_SVC_STATS,
 	RM_M_NODE_STATS,
 	RM_M_TX_PORTS,
+	RM_M_CONNS,
 	RM_M_NR
 };
 extern const char *const rm_map_names[RM_M_NR];
@@ -76,16 +77,37 @@ struct ringmaster_bpf;
  * check it is on bpffs. */
 int rm_bpffs_prepare(const char *pin_dir);
 /* Point every map of obj at <pin_dir>/<name>, so loading it reuses the
- * pinned maps or creates and pins them. */
+ * pinned maps or creates and pins them, and size rm_conns: as the pinned
+ * table is, if there is one, else conn_entries (0: the default).
+ * rm_obj_pin_maps() is the _sized() one with 0. */
 int rm_obj_pin_maps(struct bpf_object *obj, const char *pin_dir);
+int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
+			  __u32 conn_entries);
 /* Create the state at pin_dir (or reuse it) by loading the program with
  * pin paths, not attached anywhere, and seed rm_config if it never was
  * (random key, default UDP timeout and conn insert rate). Runs
  * rm_bpffs_prepare() first, so it may mount bpffs at /sys/fs/bpf in the
  * caller's mount namespace. With skel non-NULL the loaded skeleton is
  * handed over (tests run it with BPF_PROG_TEST_RUN); otherwise it is
- * closed and the pins remain. */
+ * closed and the pins remain. rm_state_create() is the _sized() one with
+ * conn_entries 0. */
 int rm_state_create(const char *pin_dir, struct ringmaster_bpf **skel);
+int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
+			  struct ringmaster_bpf **skel);
+
+/* ---- the connection table's size ------------------------------------- */
+/* rm_conns holds conn_entries flows. The size is fixed when the map is
+ * created (the first attach of a pin dir): the kernel preallocates every
+ * entry, about 120 bytes each (30 MB by default, 8 GB at the limit).
+ * With per-CPU LRU lists the kernel rounds the size up to a multiple of
+ * the possible CPUs, and so does rm_conn_entries(), so the size asked
+ * for is the size the pinned map reports. A pin dir whose table has
+ * another size than asked for is refused (-EEXIST, with the way to
+ * resize in rm_errmsg()); asking for 0 takes it as it is. */
+#define RM_CONN_ENTRIES_MAX (1u << 26)
+/* n (0: RM_DEFAULT_CONN_ENTRIES) as the kernel will size it. */
+__u32 rm_conn_entries(__u32 n);
+
 /* Unpin every rm_* pin under pin_dir and remove the directory. */
 int rm_state_purge(const char *pin_dir);
 
@@ -110,6 +132,34 @@ int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX]);
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 		     struct rm_traffic *out);
 
+/* ---- the connection table -------------------------------------------- */
+/* Is entry c of flow k one the data plane still honours (bpf/conntrack.h)?
+ * Its node slot has the remembered gen and is ACTIVE or DRAINING, and a
+ * UDP entry is not older than the UDP timeout. now_ns: CLOCK_MONOTONIC
+ * (the data plane's clock, bpf_ktime_get_coarse_ns()). */
+bool rm_conn_valid(const struct rm_snap *s, const struct rm_flow *k,
+		   const struct rm_conn *c, __u64 now_ns);
+/* Entries with a packet this recently count as recent (the data plane
+ * refreshes an entry's time at most once a second, conntrack.h). */
+#define RM_CONN_RECENT_S 10
+struct rm_conn_count {
+	__u32 max_entries; /* the table's size */
+	__u64 entries;	   /* entries in it */
+	__u64 stale;	   /* entries no longer valid: left to the LRU */
+	/* valid entries per node slot, and those of them seen recently */
+	__u32 node[RM_MAX_NODES];
+	__u32 recent[RM_MAX_NODES];
+};
+/* Walk rm_conns once and count its entries against snapshot s (read
+ * under no lock: the data plane adds and refreshes entries all along). */
+int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
+			struct rm_conn_count *out);
+/* The size of the pinned rm_conns. */
+int rm_state_conn_max(struct rm_state *st, __u32 *max_entries);
+/* rm_config's UDP timeout as the data plane applies it (0: default). */
+__u32 rm_udp_timeout(const struct rm_config *cfg);
+#define RM_UDP_TIMEOUT_MAX 86400 /* seconds */
+
 /* ---- editing a snapshot ---------------------------------------------- */
 int rm_snap_find_svc(const struct rm_snap *s, const char *name);
 int rm_snap_find_node(const struct rm_snap *s, __u32 svc, const char *name);
@@ -122,12 +172,22 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 		    const struct rm_svc_meta *m);
 void rm_snap_svc_del(struct rm_snap *s, __u32 svc);
 /* Adds an ACTIVE node, MAC and ifindex of dev looked up now. Returns the
- * slot; its gen moves on when the slot changes hands. */
+ * slot. The node base holds under the same service and name keeps its
+ * slot, and its gen too when the MAC and interface are the same (restore
+ * of an unchanged node); any other new owner of a slot gets a new gen. */
 int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 		     const char *name, const __u8 mac[6], const char *dev,
 		     __u32 weight);
+/* Frees the slot but keeps its gen: whoever takes the slot next gets
+ * gen + 1, so entries remembering the old node never reach the new one.
+ * rm_state_commit() writes the freed record only after the rings no
+ * longer name it and no packet can still be using them. */
 void rm_snap_node_del(struct rm_snap *s, __u32 slot);
-/* RM_NODE_ACTIVE / DRAINING / DOWN; entering DOWN bumps gen. */
+/* RM_NODE_ACTIVE / DRAINING / DOWN. DRAINING and DOWN leave the ring;
+ * a DRAINING node keeps its flows (its connection-table entries stay
+ * valid: same gen), entering DOWN bumps gen so every entry pointing at
+ * the node is stale from its next packet on (which then goes to the ring
+ * owner). Back to ACTIVE keeps the gen it has. */
 void rm_snap_node_state(struct rm_snap *s, __u32 slot, __u32 state);
 /* Build service svc's ring from its ACTIVE nodes (ids = slots). */
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);

@@ -233,7 +233,6 @@ int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 int live_change(struct ctl_opts *o, edit_parse_fn parse)
 {
 	struct edit e;
-	struct live lv;
 	int ret;
 
 	memset(&e, 0, sizeof(e));
@@ -241,14 +240,22 @@ int live_change(struct ctl_opts *o, edit_parse_fn parse)
 	ret = parse(o, &e);
 	if (ret)
 		return live_report(ret);
+	return live_change_edit(o, &e);
+}
+
+int live_change_edit(struct ctl_opts *o, struct edit *e)
+{
+	struct live lv;
+	int ret;
+
 	ret = live_open(o, &lv, RM_LOCK_EX);
 	if (ret)
 		return ret;
-	ret = e.apply(&e, &lv);
+	ret = e->apply(e, &lv);
 	if (ret)
 		ret = live_report(ret);
 	else
-		ret = live_commit(o, &lv, 0, e.done);
+		ret = live_commit(o, &lv, 0, e->done);
 	live_close(&lv);
 	return ret;
 }

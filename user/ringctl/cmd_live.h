@@ -37,7 +37,9 @@ struct edit {
 	bool weight_set;
 	int state; /* node set: RM_NODE_*, or -1 */
 	struct rm_seed seed;
-	char done[160]; /* what a commit of this edit did, for the user */
+	__u32 udp_timeout, insert_rate; /* config */
+	bool udp_timeout_set, insert_rate_set;
+	char done[256]; /* what a commit of this edit did, for the user */
 	int line;	/* restore: where it came from */
 };
 typedef int (*edit_parse_fn)(struct ctl_opts *o, struct edit *e);
@@ -56,6 +58,8 @@ int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		const char *done);
 /* parse, lock, read, apply, commit: a whole command */
 int live_change(struct ctl_opts *o, edit_parse_fn parse);
+/* the same for an edit already parsed */
+int live_change_edit(struct ctl_opts *o, struct edit *e);
 
 /* lookups on lv->new, with the message set on failure */
 int live_svc(struct live *lv, const char *name);
@@ -74,5 +78,15 @@ int node_add_parse(struct ctl_opts *o, struct edit *e);
 int node_del_parse(struct ctl_opts *o, struct edit *e);
 int node_set_parse(struct ctl_opts *o, struct edit *e);
 int seed_parse(struct ctl_opts *o, struct edit *e);
+
+/* ringctl config: the connection table's settings in rm_config. Its
+ * options are kept beside struct ctl_opts (main.c fills one of these and
+ * hands it over), and restore parses its own. */
+struct conf_opts {
+	__u32 udp_timeout, insert_rate;
+	bool udp_timeout_set, insert_rate_set;
+};
+int conf_parse(struct ctl_opts *o, const struct conf_opts *c, struct edit *e);
+int cmd_config(struct ctl_opts *o, const struct conf_opts *c);
 
 #endif

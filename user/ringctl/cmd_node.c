@@ -85,9 +85,23 @@ int node_del_parse(struct ctl_opts *o, struct edit *e)
 	return ret;
 }
 
+/* What a state means for the node's flows, for the user. */
+static const char *state_note(__u32 state)
+{
+	switch (state) {
+	case RM_NODE_DRAINING:
+		return " (no new flows; keeps the ones it has)";
+	case RM_NODE_DOWN:
+		return " (no flows: the ones it had go to the ring from their "
+		       "next packet)";
+	default:
+		return "";
+	}
+}
+
 static int node_set_apply(struct edit *e, struct live *lv)
 {
-	int svc = live_svc(lv, e->svc), slot;
+	int svc = live_svc(lv, e->svc), slot, active = 0;
 	struct rm_node *n;
 
 	if (svc < 0)
@@ -100,13 +114,19 @@ static int node_set_apply(struct edit *e, struct live *lv)
 		n->weight = e->weight;
 	if (e->state >= 0)
 		rm_snap_node_state(lv->new, slot, e->state);
-	snprintf(e->done, sizeof(e->done), "node %s of %s: %s, weight %u",
-		 e->node, e->svc, rm_node_state_name(n->state), n->weight);
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		active += lv->new->node[i].state == RM_NODE_ACTIVE &&
+			  lv->new->node[i].svc_id == (__u32)svc;
+	snprintf(e->done, sizeof(e->done), "node %s of %s: %s%s, weight %u%s",
+		 e->node, e->svc, rm_node_state_name(n->state),
+		 state_note(n->state), n->weight,
+		 active ? "" : "; no active node left: new flows are dropped");
 	return 0;
 }
 
-/* drain and down take the node out of the ring (draining keeps its
- * flows once the connection table exists); active puts it back */
+/* drain and down take the node out of the ring: a draining node keeps
+ * the flows the connection table holds for it, a down one loses them
+ * (its gen moves on, so their entries are stale); active puts it back */
 int node_set_parse(struct ctl_opts *o, struct edit *e)
 {
 	int ret = two_names(o, "set", e);

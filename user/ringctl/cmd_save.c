@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,112 @@ int cmd_seed(struct ctl_opts *o)
 	return RM_EXIT_OK;
 }
 
+/* ---- config ----------------------------------------------------------- */
+
+static int conf_apply(struct edit *e, struct live *lv)
+{
+	struct rm_config *c = &lv->new->cfg;
+
+	if (e->udp_timeout_set)
+		c->udp_timeout_s = e->udp_timeout;
+	if (e->insert_rate_set)
+		c->conn_insert_rate = e->insert_rate;
+	snprintf(e->done, sizeof(e->done),
+		 "UDP idle timeout %u s, connection-table inserts %u/s per "
+		 "CPU%s",
+		 rm_udp_timeout(c), c->conn_insert_rate,
+		 c->conn_insert_rate ? "" : " (no limit)");
+	return 0;
+}
+
+int conf_parse(struct ctl_opts *o, const struct conf_opts *c, struct edit *e)
+{
+	if (o->argc)
+		return live_usage("config: unexpected argument '%s'",
+				  o->argv[0]);
+	if (!c->udp_timeout_set && !c->insert_rate_set)
+		return live_usage("config: nothing to set: give --udp-timeout "
+				  "S and/or --conn-insert-rate R");
+	e->udp_timeout = c->udp_timeout;
+	e->udp_timeout_set = c->udp_timeout_set;
+	e->insert_rate = c->insert_rate;
+	e->insert_rate_set = c->insert_rate_set;
+	e->apply = conf_apply;
+	return 0;
+}
+
+/* Without options: the settings, and the table they apply to. */
+static int conf_show(struct ctl_opts *o)
+{
+	struct rm_conn_count *cnt = malloc(sizeof(*cnt));
+	const struct rm_config *c;
+	struct rm_json j;
+	struct live lv;
+	int ret;
+
+	if (!cnt)
+		return ctl_runtime_error("out of memory");
+	ret = live_open(o, &lv, RM_LOCK_SH);
+	if (ret) {
+		free(cnt);
+		return ret;
+	}
+	if (rm_state_conn_count(&lv.st, lv.old, cnt)) {
+		ret = ctl_runtime_error("%s", rm_errmsg());
+		goto out;
+	}
+	c = &lv.old->cfg;
+	if (!o->json) {
+		printf("udp-timeout       %u s (idle UDP flows forget their "
+		       "node)\n"
+		       "conn-insert-rate  %u%s\n"
+		       "conn-table        %u entries, %llu in use, %llu "
+		       "stale (size set at attach: ringload attach "
+		       "--conn-table N)\n",
+		       rm_udp_timeout(c), c->conn_insert_rate,
+		       c->conn_insert_rate ? " entries/s per CPU"
+					   : " (no limit)",
+		       cnt->max_entries, (unsigned long long)cnt->entries,
+		       (unsigned long long)cnt->stale);
+		goto out;
+	}
+	rm_json_init(&j, stdout);
+	rm_json_obj_open(&j, NULL);
+	rm_json_u64(&j, "udp_timeout_s", rm_udp_timeout(c));
+	rm_json_u64(&j, "conn_insert_rate", c->conn_insert_rate);
+	rm_json_obj_open(&j, "conn_table");
+	rm_json_u64(&j, "max_entries", cnt->max_entries);
+	rm_json_u64(&j, "entries", cnt->entries);
+	rm_json_u64(&j, "stale", cnt->stale);
+	rm_json_obj_close(&j);
+	rm_json_obj_close(&j);
+	rm_json_end(&j);
+out:
+	live_close(&lv);
+	free(cnt);
+	return ret;
+}
+
+int cmd_config(struct ctl_opts *o, const struct conf_opts *c)
+{
+	struct edit e;
+	int ret;
+
+	if (!c->udp_timeout_set && !c->insert_rate_set) {
+		if (o->argc)
+			return ctl_usage_error("config: unexpected argument "
+					       "'%s'",
+					       o->argv[0]);
+		return conf_show(o);
+	}
+	memset(&e, 0, sizeof(e));
+	e.state = -1;
+	ret = conf_parse(o, c, &e);
+	if (ret)
+		return live_report(ret);
+	return live_change_edit(o, &e);
+}
+
 /* Services by id, then nodes by slot: restoring into an empty state
  * hands out the same ids and slots when the original had no holes. */
 int cmd_save(struct ctl_opts *o)
@@ -77,6 +184,8 @@ int cmd_save(struct ctl_opts *o)
 	rm_format_seed(&lv.old->cfg.seed, hex);
 	printf("# ringmaster configuration: ringctl restore FILE applies it\n");
 	printf("seed --set %s\n", hex);
+	printf("config --udp-timeout %u --conn-insert-rate %u\n",
+	       rm_udp_timeout(&lv.old->cfg), lv.old->cfg.conn_insert_rate);
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &lv.old->svc[i];
 
@@ -132,11 +241,14 @@ static const struct option line_opts[] = {
     {"active", no_argument, NULL, 'A'},
     {"down", no_argument, NULL, 'X'},
     {"set", required_argument, NULL, 's'},
+    {"udp-timeout", required_argument, NULL, 'U'},
+    {"conn-insert-rate", required_argument, NULL, 'R'},
     {NULL, 0, NULL, 0},
 };
 
-/* Options of one line into lo (the subset save writes). */
-static int line_options(int argc, char **argv, struct ctl_opts *lo)
+/* Options of one line into lo and lc (the subset save writes). */
+static int line_options(int argc, char **argv, struct ctl_opts *lo,
+			struct conf_opts *lc)
 {
 	int c;
 
@@ -191,6 +303,23 @@ static int line_options(int argc, char **argv, struct ctl_opts *lo)
 						  optarg, RM_MAX_WEIGHT);
 			lo->weight_set = true;
 			break;
+		case 'U':
+			if (rm_parse_u32(optarg, 1, RM_UDP_TIMEOUT_MAX,
+					 &lc->udp_timeout))
+				return live_usage("--udp-timeout '%s': "
+						  "expected 1-%u seconds",
+						  optarg, RM_UDP_TIMEOUT_MAX);
+			lc->udp_timeout_set = true;
+			break;
+		case 'R':
+			if (rm_parse_u32(optarg, 0, UINT32_MAX,
+					 &lc->insert_rate))
+				return live_usage("--conn-insert-rate '%s': "
+						  "expected 0 (no limit) to "
+						  "%u",
+						  optarg, UINT32_MAX);
+			lc->insert_rate_set = true;
+			break;
 		default:
 			return live_usage("unknown or incomplete option '%s'",
 					  argv[optind - 1]);
@@ -207,7 +336,9 @@ static int line_edit(char *line, struct ctl_opts *o, struct edit *e)
 	char *argv[MAX_WORDS + 1], *save = NULL, *w;
 	struct ctl_opts lo = {.pin_dir = o->pin_dir,
 			      .vnodes = RM_DEFAULT_VNODES};
+	struct conf_opts lc = {0};
 	edit_parse_fn parse = NULL;
+	bool conf = false;
 	int argc = 1, skip, ret;
 
 	argv[0] = "restore";
@@ -222,6 +353,9 @@ static int line_edit(char *line, struct ctl_opts *o, struct edit *e)
 	if (!strcmp(argv[1], "seed")) {
 		parse = seed_parse;
 		skip = 1;
+	} else if (!strcmp(argv[1], "config")) {
+		conf = true;
+		skip = 1;
 	} else if (argc > 2 && !strcmp(argv[1], "service") &&
 		   !strcmp(argv[2], "add")) {
 		parse = svc_add_parse;
@@ -231,18 +365,19 @@ static int line_edit(char *line, struct ctl_opts *o, struct edit *e)
 		else if (!strcmp(argv[2], "set"))
 			parse = node_set_parse;
 	}
-	if (!parse)
-		return live_usage("expected seed, service add, node add or "
-				  "node set, not '%s'",
-				  argv[1]);
+	if (!parse && !conf)
+		return live_usage(
+		    "expected seed, config, service add, node add "
+		    "or node set, not '%s'",
+		    argv[1]);
 	/* the command words go before the options getopt sees */
 	argv[skip] = argv[0];
-	ret = line_options(argc - skip, argv + skip, &lo);
+	ret = line_options(argc - skip, argv + skip, &lo, &lc);
 	if (ret)
 		return ret;
 	memset(e, 0, sizeof(*e));
 	e->state = -1;
-	return parse(&lo, e);
+	return conf ? conf_parse(&lo, &lc, e) : parse(&lo, e);
 }
 
 static int read_edits(struct ctl_opts *o, FILE *f, struct edit **out,
@@ -277,8 +412,10 @@ static int read_edits(struct ctl_opts *o, FILE *f, struct edit **out,
 	return ret;
 }
 
-/* Nodes that are the same as before and in the same state keep their
- * gen: restoring an unchanged configuration changes nothing. */
+/* Nodes that are the same as before (service, name, MAC, interface) and
+ * in the same state keep their gen: restoring an unchanged configuration
+ * changes nothing, and a node that was down stays cut off from the flows
+ * it lost. */
 static void keep_gens(struct rm_snap *new, const struct rm_snap *old)
 {
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
@@ -287,7 +424,8 @@ static void keep_gens(struct rm_snap *new, const struct rm_snap *old)
 
 		if (n->state != RM_NODE_FREE && n->state == b->state &&
 		    n->svc_id == b->svc_id &&
-		    !strncmp(n->name, b->name, RM_NAME_MAX))
+		    !strncmp(n->name, b->name, RM_NAME_MAX) &&
+		    !memcmp(n->mac, b->mac, 6) && n->ifindex == b->ifindex)
 			n->gen = b->gen;
 	}
 }

@@ -39,6 +39,7 @@ struct view {
 	struct rm_ring ring; /* decoded from the live map */
 	__u64 *arcs;	     /* keyspace per ring.nodes[] */
 	bool matches;
+	const struct rm_conn_count *conns;
 };
 
 static __u64 node_keys(const struct rm_ring *r, const __u64 *arcs, __u32 id)
@@ -47,6 +48,18 @@ static __u64 node_keys(const struct rm_ring *r, const __u64 *arcs, __u32 id)
 		if (r->nodes[k].id == id)
 			return arcs[k];
 	return 0;
+}
+
+static __u64 svc_conns(struct live *lv, __u32 svc,
+		       const struct rm_conn_count *c)
+{
+	__u64 sum = 0;
+
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (lv->old->node[i].state != RM_NODE_FREE &&
+		    lv->old->node[i].svc_id == svc)
+			sum += c->node[i];
+	return sum;
 }
 
 static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
@@ -71,6 +84,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	rm_json_u64(j, "vnodes", m->vnodes);
 	rm_json_u64(j, "entries", r->n);
 	rm_json_bool(j, "ring_matches", w->matches);
+	rm_json_u64(j, "conns", svc_conns(lv, svc, w->conns));
 	rm_json_arr_open(j, "nodes");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
@@ -92,6 +106,8 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 		rm_json_str(j, "dev", n->dev);
 		rm_json_u64(j, "ifindex", n->ifindex);
 		rm_json_u64(j, "gen", n->gen);
+		rm_json_u64(j, "conns", w->conns->node[i]);
+		rm_json_u64(j, "conns_recent", w->conns->recent[i]);
 		rm_json_obj_close(j);
 	}
 	rm_json_arr_close(j);
@@ -117,8 +133,9 @@ static void show_text(struct live *lv, const struct view *w)
 		printf("  warning: the live ring differs from the "
 		       "configuration (an interrupted change?): `ringctl save "
 		       "| ringctl restore -` rebuilds it\n");
-	printf("  %-20s %-8s %6s %7s %8s  %-17s %-10s\n", "NODE", "STATE",
-	       "WEIGHT", "VNODES", "SHARE", "MAC", "DEV");
+	printf("  %-20s %-8s %6s %7s %8s %8s %7s  %-17s %-10s\n", "NODE",
+	       "STATE", "WEIGHT", "VNODES", "SHARE", "CONNS", "RECENT", "MAC",
+	       "DEV");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
 		double share;
@@ -128,16 +145,19 @@ static void show_text(struct live *lv, const struct view *w)
 		share = node_keys(r, arcs, i) / KEYSPACE;
 		rm_format_mac(n->mac, mac);
 		rm_bar(bar, sizeof(bar), share, max, 30);
-		printf("  %-20s %-8s %6u %7u %7.3f%%  %-17s %-10s %s\n",
+		printf("  %-20s %-8s %6u %7u %7.3f%% %8u %7u  %-17s %-10s "
+		       "%s\n",
 		       n->name, rm_node_state_name(n->state), n->weight,
-		       n->weight * m->vnodes, share * 100, mac, n->dev, bar);
+		       n->weight * m->vnodes, share * 100, w->conns->node[i],
+		       w->conns->recent[i], mac, n->dev, bar);
 	}
 }
 
 /* Read the ring once: the shares and the consistency check use it. */
-static int view_service(struct live *lv, __u32 svc, struct rm_json *j)
+static int view_service(struct live *lv, __u32 svc,
+			const struct rm_conn_count *conns, struct rm_json *j)
 {
-	struct view w = {.svc = svc};
+	struct view w = {.svc = svc, .conns = conns};
 	struct rm_slot *slots = NULL;
 	__u32 n;
 	int ret = 0;
@@ -167,8 +187,40 @@ static int view_service(struct live *lv, __u32 svc, struct rm_json *j)
 	return ret;
 }
 
+/* Connection counts: entries of rm_conns the data plane still honours,
+ * per node (its slot and current gen, ACTIVE or DRAINING, UDP not idle
+ * past the timeout), and of those the ones with a packet in the last
+ * RM_CONN_RECENT_S seconds. Entries count flows, not open connections:
+ * the table does not follow FIN/RST, so a closed TCP connection's entry
+ * stays until the LRU needs its room (RECENT shows the live ones, which
+ * is what a drain waits for). Stale entries (their node deleted, down or
+ * its slot reused; UDP idle too long) can no longer be tied to a node and
+ * are only counted for the whole table. */
+static void show_table_text(const struct rm_conn_count *c, __u32 udp_timeout)
+{
+	printf("connection table: %llu of %u entries in use (%llu stale); "
+	       "UDP idle timeout %u s\n"
+	       "  CONNS: entries still sending flows to the node; RECENT: "
+	       "those with a packet in the last %d s\n",
+	       (unsigned long long)c->entries, c->max_entries,
+	       (unsigned long long)c->stale, udp_timeout, RM_CONN_RECENT_S);
+}
+
+static void show_table_json(struct rm_json *j, const struct rm_conn_count *c,
+			    __u32 udp_timeout)
+{
+	rm_json_obj_open(j, "conn_table");
+	rm_json_u64(j, "max_entries", c->max_entries);
+	rm_json_u64(j, "entries", c->entries);
+	rm_json_u64(j, "stale", c->stale);
+	rm_json_u64(j, "recent_s", RM_CONN_RECENT_S);
+	rm_json_u64(j, "udp_timeout_s", udp_timeout);
+	rm_json_obj_close(j);
+}
+
 int cmd_show(struct ctl_opts *o)
 {
+	struct rm_conn_count *conns = NULL;
 	struct rm_json j;
 	struct live lv;
 	int ret, only = -1;
@@ -184,22 +236,36 @@ int cmd_show(struct ctl_opts *o)
 		live_close(&lv);
 		return live_report(RM_EXIT_RUNTIME);
 	}
+	conns = malloc(sizeof(*conns));
+	if (!conns) {
+		ret = ctl_runtime_error("out of memory");
+		goto out;
+	}
+	if (rm_state_conn_count(&lv.st, lv.old, conns)) {
+		ret = ctl_runtime_error("%s", rm_errmsg());
+		goto out;
+	}
 	if (o->json) {
 		rm_json_init(&j, stdout);
 		rm_json_obj_open(&j, NULL);
 		rm_json_str(&j, "pin_dir", o->pin_dir);
+		show_table_json(&j, conns, rm_udp_timeout(&lv.old->cfg));
 		rm_json_arr_open(&j, "services");
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
 		if (!lv.old->svc[i].in_use || (only >= 0 && (int)i != only))
 			continue;
-		ret = view_service(&lv, i, o->json ? &j : NULL);
+		ret = view_service(&lv, i, conns, o->json ? &j : NULL);
 	}
 	if (o->json) {
 		rm_json_arr_close(&j);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
+	} else if (!ret) {
+		show_table_text(conns, rm_udp_timeout(&lv.old->cfg));
 	}
+out:
+	free(conns);
 	live_close(&lv);
 	return ret;
 }

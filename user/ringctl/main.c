@@ -2,11 +2,21 @@
 /* ringctl: plan rings offline and change a live director's services and
  * nodes. Exit 0 ok, 1 runtime failure, 2 usage. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cmd_live.h"
 #include "ringctl.h"
+
+/* ringctl config's options, beside struct ctl_opts (cmd_live.h). */
+static struct conf_opts conf;
+
+static int run_config(struct ctl_opts *o)
+{
+	return cmd_config(o, &conf);
+}
 
 struct command {
 	const char *word1, *word2; /* e.g. "node" "add"; word2 NULL if none */
@@ -29,7 +39,11 @@ static const struct command commands[] = {
 	{"node", "del", cmd_node_del, "node del SERVICE NODE [--dry-run]"},
 	{"node", "set", cmd_node_set,
 	 "node set SERVICE NODE [--weight W] [--drain|--active|--down] "
-	 "[--dry-run]"},
+	 "[--dry-run]\n"
+	 "      --drain: out of the ring, keeps the flows it has; --down: "
+	 "out of the ring\n"
+	 "      and its flows go to the ring (reset by their new node); "
+	 "--active: back in"},
 	{"show", NULL, cmd_show, "show [SERVICE] [--json]"},
 	{"lookup", NULL, cmd_lookup,
 	 "lookup SERVICE --src ADDR --sport P [--dst ADDR --dport P] [--json]"},
@@ -37,6 +51,13 @@ static const struct command commands[] = {
 	{"save", NULL, cmd_save, "save"},
 	{"restore", NULL, cmd_restore, "restore FILE|- [--dry-run]"},
 	{"seed", NULL, cmd_seed, "seed [--set HEX [--dry-run]] [--json]"},
+	{"config", NULL, run_config,
+	 "config [--udp-timeout S] [--conn-insert-rate R] [--dry-run] "
+	 "[--json]\n"
+	 "      connection table: UDP idle timeout (1-86400 s), entries "
+	 "written per\n"
+	 "      second per CPU (0: no limit); no option: show them and the "
+	 "table's size"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -97,6 +118,8 @@ enum {
 	OPT_SET,
 	OPT_DRY_RUN,
 	OPT_JSON,
+	OPT_UDP_TIMEOUT,
+	OPT_INSERT_RATE,
 };
 
 static const struct option long_opts[] = {
@@ -123,6 +146,8 @@ static const struct option long_opts[] = {
 	{"set", required_argument, NULL, OPT_SET},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"udp-timeout", required_argument, NULL, OPT_UDP_TIMEOUT},
+	{"conn-insert-rate", required_argument, NULL, OPT_INSERT_RATE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -194,6 +219,24 @@ static int parse_opts(int argc, char **argv, struct ctl_opts *o)
 		case OPT_SET: o->set = optarg; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_UDP_TIMEOUT:
+			if (rm_parse_u32(optarg, 1, RM_UDP_TIMEOUT_MAX,
+					 &conf.udp_timeout))
+				return ctl_usage_error(
+					"--udp-timeout '%s': expected 1-%u "
+					"seconds",
+					optarg, RM_UDP_TIMEOUT_MAX);
+			conf.udp_timeout_set = true;
+			break;
+		case OPT_INSERT_RATE:
+			if (rm_parse_u32(optarg, 0, UINT32_MAX,
+					 &conf.insert_rate))
+				return ctl_usage_error(
+					"--conn-insert-rate '%s': expected 0 "
+					"(no limit) to %u",
+					optarg, UINT32_MAX);
+			conf.insert_rate_set = true;
+			break;
 		case 'v': o->verbose = true; break;
 		case 'h': usage(stdout); exit(RM_EXIT_OK);
 		default: return RM_EXIT_USAGE; /* getopt said why */

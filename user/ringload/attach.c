@@ -34,6 +34,7 @@ static int attach_mode(struct load_opts *o, int ifindex,
 
 	if (!skel)
 		return -errno;
+	/* rm_conns as pinned: rm_state_create_sized() made or checked it */
 	err = rm_obj_pin_maps(skel->obj, o->pin_dir);
 	if (err)
 		goto out;
@@ -70,7 +71,9 @@ int cmd_attach(struct load_opts *o)
 				  o->iface);
 	if (strlen(o->iface) >= RM_IFNAME_MAX)
 		return load_error(RM_EXIT_USAGE, "interface name too long");
-	if (rm_state_create(o->pin_dir, NULL))
+	/* creates the state, or checks the pinned one (a connection table
+	 * of another size than --conn-table asks for is refused) */
+	if (rm_state_create_sized(o->pin_dir, o->conn_entries, NULL))
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
 	lock = rm_lock_pin_dir(o->pin_dir, RM_LOCK_EX);
 	if (lock < 0) {

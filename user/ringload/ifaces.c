@@ -125,17 +125,19 @@ const char *ifaces_mode_name(enum xdp_attach_mode mode)
 
 /* Counts for the summary; the state may be absent (never attached). */
 static int state_counts(const char *pin_dir, __u32 *svcs, __u32 *nodes,
-			bool *seeded)
+			bool *seeded, __u32 *conn_max)
 {
 	static struct rm_snap s;
 	struct rm_state st;
 	int err;
 
-	*svcs = *nodes = 0;
+	*svcs = *nodes = *conn_max = 0;
 	*seeded = false;
 	err = rm_state_open(&st, pin_dir, RM_LOCK_SH);
 	if (!err)
 		err = rm_state_read(&st, &s);
+	if (!err)
+		err = rm_state_conn_max(&st, conn_max);
 	rm_state_close(&st);
 	if (err)
 		return err;
@@ -151,13 +153,13 @@ int cmd_status(struct load_opts *o)
 {
 	struct rm_iface all[RM_MAX_IFACES];
 	bool live[RM_MAX_IFACES] = {false};
-	__u32 svcs, nodes, first_id = 0;
+	__u32 svcs, nodes, conn_max, first_id = 0;
 	char name[IF_NAMESIZE];
 	struct rm_json j;
 	bool seeded;
 	int fd, err;
 
-	err = state_counts(o->pin_dir, &svcs, &nodes, &seeded);
+	err = state_counts(o->pin_dir, &svcs, &nodes, &seeded, &conn_max);
 	if (err)
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
 	memset(all, 0, sizeof(all));
@@ -188,8 +190,10 @@ int cmd_status(struct load_opts *o)
 	}
 	if (!o->json) {
 		printf("pin dir:    %s\nseeded:     %s\nservices:   %u\n"
-		       "nodes:      %u\ninterfaces:\n",
-		       o->pin_dir, seeded ? "yes" : "no", svcs, nodes);
+		       "nodes:      %u\nconn table: %u entries\n"
+		       "interfaces:\n",
+		       o->pin_dir, seeded ? "yes" : "no", svcs, nodes,
+		       conn_max);
 		for (int i = 0; i < RM_MAX_IFACES; i++)
 			if (all[i].ifindex)
 				printf("  %-16s ifindex %-4u %-8s prog id %-6u"
@@ -209,6 +213,7 @@ int cmd_status(struct load_opts *o)
 	rm_json_bool(&j, "seeded", seeded);
 	rm_json_u64(&j, "services", svcs);
 	rm_json_u64(&j, "nodes", nodes);
+	rm_json_u64(&j, "conn_table", conn_max);
 	rm_json_arr_open(&j, "interfaces");
 	for (int i = 0; i < RM_MAX_IFACES; i++) {
 		if (!all[i].ifindex)

@@ -15,12 +15,17 @@ static void usage(FILE *f)
 		"usage: ringload [-v] COMMAND ...\n"
 		"  ringload attach IFACE [--mode native|generic|auto (default)] "
 		"[--pin-dir DIR]\n"
+		"                 [--conn-table N]\n"
 		"  ringload detach IFACE [--purge] [--pin-dir DIR]\n"
 		"  ringload status [--json] [--pin-dir DIR]\n"
 		"  ringload purge [--pin-dir DIR]\n"
 		"Maps are pinned under DIR (default %s) and survive detach;\n"
-		"interfaces attached with the same DIR share them.\n",
-		RM_DEFAULT_PIN_DIR);
+		"interfaces attached with the same DIR share them.\n"
+		"--conn-table N: connection-table entries (default %u), fixed "
+		"when DIR is\n"
+		"first attached; to resize: ringctl save, detach all, purge, "
+		"attach, restore.\n",
+		RM_DEFAULT_PIN_DIR, RM_DEFAULT_CONN_ENTRIES);
 }
 
 int load_error(int code, const char *fmt, ...)
@@ -52,13 +57,14 @@ static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 	return verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-enum { OPT_MODE = 256, OPT_PIN_DIR, OPT_JSON, OPT_PURGE };
+enum { OPT_MODE = 256, OPT_PIN_DIR, OPT_JSON, OPT_PURGE, OPT_CONN_TABLE };
 
 static const struct option long_opts[] = {
     {"mode", required_argument, NULL, OPT_MODE},
     {"pin-dir", required_argument, NULL, OPT_PIN_DIR},
     {"json", no_argument, NULL, OPT_JSON},
     {"purge", no_argument, NULL, OPT_PURGE},
+    {"conn-table", required_argument, NULL, OPT_CONN_TABLE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -93,6 +99,14 @@ static int parse_opts(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_PURGE:
 			o->purge = true;
+			break;
+		case OPT_CONN_TABLE:
+			if (rm_parse_u32(optarg, 1, RM_CONN_ENTRIES_MAX,
+					 &o->conn_entries))
+				return load_error(RM_EXIT_USAGE,
+						  "--conn-table '%s': expected "
+						  "1-%u entries",
+						  optarg, RM_CONN_ENTRIES_MAX);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -131,6 +145,9 @@ int main(int argc, char **argv)
 		return RM_EXIT_USAGE;
 	}
 	cmd = argv[optind];
+	if (o.conn_entries && strcmp(cmd, "attach"))
+		return load_error(RM_EXIT_USAGE,
+				  "--conn-table only goes with attach");
 	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
 		if (words != 2)
 			return load_error(RM_EXIT_USAGE,

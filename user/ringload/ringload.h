@@ -15,6 +15,7 @@ struct load_opts {
 	const char *iface;
 	enum load_mode mode;
 	bool json, purge, verbose;
+	__u32 conn_entries; /* attach --conn-table; 0: default or as pinned */
 };
 
 int load_error(int code, const char *fmt, ...)
