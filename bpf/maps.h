@@ -27,7 +27,7 @@ struct {
  * the type, key, value and flags a replacement must match. */
 struct rm_ring_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(map_flags, RM_RING_MAP_FLAGS);
 	__uint(max_entries, 1);
 	/* sizes, not types: clang 14 emits a struct reached through a
 	 * nested map definition as a BTF forward, which libbpf cannot size,

@@ -134,6 +134,10 @@ struct rm_svc {
  * point is >= the key, wrapping to entry 0. A bucket answers alone for
  * every key <= c (and for all its keys when lo = hi), which with one to
  * two buckets per entry is most keys: two slot reads per packet. */
+/* Flags of every ring array and of the template: inner arrays of any
+ * size, written by userspace through mmap (see user/lib/ring_map.c). */
+#define RM_RING_MAP_FLAGS (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+
 struct rm_slot {
 	__u32 a;
 	__u32 b;

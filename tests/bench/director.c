@@ -16,6 +16,7 @@
 #include <ringmaster/rm_hash.h>
 #include "ringmaster.skel.h"
 #include "bench.h"
+#include "ring_map.h"
 #include "director.h"
 #include "ringfix.h"
 
@@ -121,32 +122,7 @@ int dir_node(struct director *d, __u32 id, const __u8 mac[6],
 
 int dir_ring_map(const struct rm_slot *slots, __u32 nslots)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
-	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	__u32 *keys, count = nslots;
-	int fd, err = 0;
-
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring", sizeof(__u32),
-			    sizeof(struct rm_slot), nslots, &mo);
-	if (fd < 0)
-		return -errno;
-	keys = malloc((size_t)nslots * sizeof(*keys));
-	if (!keys) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (__u32 i = 0; i < nslots; i++)
-		keys[i] = i;
-	if (bpf_map_update_batch(fd, keys, slots, &count, &bo))
-		err = -errno;
-	else if (count != nslots)
-		err = -EIO;
-	free(keys);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
+	return rm_ring_map_create(slots, nslots, "rm_ring");
 }
 
 int dir_ring_install(struct director *d, __u32 svc_id, int inner_fd)

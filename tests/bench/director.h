@@ -40,7 +40,7 @@ int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto,
 /* Node slot id: ACTIVE, weight 1, named bench_node_name(id). */
 int dir_node(struct director *d, __u32 id, const __u8 mac[6],
 	     const __u8 src_mac[6], __u32 ifindex, __u32 svc_id);
-/* An inner ring array holding slots (BPF_F_INNER_MAP): fd or -errno. */
+/* An inner ring array holding slots (rm_ring_map_create): fd or -errno. */
 int dir_ring_map(const struct rm_slot *slots, __u32 nslots);
 /* Make inner_fd service svc_id's ring. */
 int dir_ring_install(struct director *d, __u32 svc_id, int inner_fd);

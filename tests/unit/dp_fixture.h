@@ -18,6 +18,7 @@
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_hash.h>
 #include "ring.h"
+#include "ring_map.h"
 #include "ringmaster.skel.h"
 #include "dp_packet.h"
 
@@ -239,26 +240,12 @@ static inline int dp_service(struct dp_fx *fx, int family, const char *vip,
 static inline int dp_push_slots(struct dp_fx *fx, __u32 id,
 				const struct rm_slot *slots, __u32 nslots)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
-	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	__u32 *keys, i, count = nslots;
 	int fd, err;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring", sizeof(__u32),
-			    sizeof(struct rm_slot), nslots, &mo);
+	fd = rm_ring_map_create(slots, nslots, "rm_ring");
 	if (fd < 0)
 		return fd;
-	keys = malloc((size_t)nslots * sizeof(*keys));
-	if (!keys) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nslots; i++)
-		keys[i] = i;
-	err = bpf_map_update_batch(fd, keys, slots, &count, &bo);
-	free(keys);
-	if (!err)
-		err = bpf_map_update_elem(fx->rings, &id, &fd, BPF_ANY);
+	err = bpf_map_update_elem(fx->rings, &id, &fd, BPF_ANY);
 	close(fd);
 	if (err)
 		return err;

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ringmaster.skel.h"
+#include "ring_map.h"
 #include "state.h"
 #include "util.h"
 
@@ -115,27 +116,6 @@ static int array_read(int fd, __u32 n, size_t vsize, void *out)
 	}
 	err = 0;
 out:
-	free(keys);
-	return err;
-}
-
-static int array_write(int fd, __u32 n, const void *vals, size_t vsize)
-{
-	__u32 *keys = malloc((size_t)n * sizeof(*keys)), count = n;
-	int err;
-
-	if (!keys)
-		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++)
-		keys[i] = i;
-	err = bpf_map_update_batch(fd, keys, vals, &count, NULL);
-	if (err)
-		for (__u32 i = 0; i < n; i++) {
-			err = bpf_map_update_elem(
-			    fd, &i, (const char *)vals + i * vsize, BPF_ANY);
-			if (err)
-				break;
-		}
 	free(keys);
 	return err;
 }
@@ -1281,33 +1261,21 @@ static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
 /* A new inner array holding r, filled before anyone can see it. */
 static int ring_map_create(const struct rm_ring *r, __u32 svc)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
 	__u32 n = rm_ring_nslots(r);
 	struct rm_slot *slots = calloc(n, sizeof(*slots));
 	char name[16];
-	int fd, err;
+	int fd;
 
 	if (!slots)
 		return fail(-ENOMEM, "out of memory");
 	rm_ring_encode(r, slots, n);
 	snprintf(name, sizeof(name), "rm_ring_%u", svc);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32),
-			    sizeof(struct rm_slot), n, &opts);
-	if (fd < 0) {
-		err = fail(-errno, "cannot create a ring map of %u slots: %s",
-			   n, strerror(errno));
-		goto out;
-	}
-	err = array_write(fd, n, slots, sizeof(*slots));
-	if (err) {
-		close(fd);
-		fail(err, "cannot fill the ring map: %s", strerror(-err));
-		goto out;
-	}
-	err = fd;
-out:
+	fd = rm_ring_map_create(slots, n, name);
 	free(slots);
-	return err;
+	if (fd < 0)
+		return fail(fd, "cannot create a ring map of %u slots: %s", n,
+			    strerror(-fd));
+	return fd;
 }
 
 void rm_plan_free(struct rm_plan *p)
