@@ -351,3 +351,307 @@ e2e_wait_for()
 	done
 	return 1
 }
+
+# ---- the director: ringload, ringctl, flows and their owners -----------
+#
+#   e2e_require_director          ringctl, ringload, bpftool present
+#   e2e_attach / e2e_detach [--pin-dir DIR] [--purge]
+#                                 ringload attach|detach d-in (native XDP)
+#   e2e_ctl / e2e_load ARGS...    ringctl / ringload in the director ns
+#   e2e_add_nodes SVC [I...] [-- OPTS]  ringctl node add SVC nodeI ...
+#   e2e_flows OUT ARGS...         rm_client flows: "SPORT NODE|FAIL" lines
+#   e2e_lookups OUT SVC SRC BASE COUNT [OPTS]
+#   e2e_lookup_ports OUT SVC SRC [OPTS] <PORTS
+#                                 "SPORT NODE" per flow as ringctl lookup
+#                                 names it
+#   e2e_mismatch LOOKUPS FLOWS    flows not on the node LOOKUPS names
+#   e2e_count FILE NODE           flows of FILE on NODE
+#   e2e_moved FLOWS_A FLOWS_B     "MOVED TOTAL"; FLOWS_B.moves lists them
+#   e2e_shares SVC [OPTS]         "NODE SHARE" lines from ringctl show
+#   e2e_json EXPR                 evaluate EXPR over the JSON on stdin (d)
+#   e2e_conns_flush [DIR]         empty the director's connection table
+#   e2e_bg_start/_wait/_stop      a bounded background connection loop
+#   e2e_check_clean SUF           nothing of testbed SUF is left
+# OPTS are ringctl options such as --pin-dir DIR.
+
+RINGCTL=${RINGCTL:-$E2E_BUILD/ringctl}
+RINGLOAD=${RINGLOAD:-$E2E_BUILD/ringload}
+# ringctl lookup runs once per flow; this many at a time.
+E2E_LOOKUP_JOBS=${E2E_LOOKUP_JOBS:-4}
+
+e2e_require_director()
+{
+	local t
+	for t in "$RINGCTL" "$RINGLOAD"; do
+		if [ ! -x "$t" ]; then
+			echo "$E2E_NAME: $t missing: run make first" >&2
+			echo "0 passed, 1 failed"
+			exit 1
+		fi
+	done
+	if ! command -v bpftool >/dev/null 2>&1; then
+		echo "$E2E_NAME: bpftool missing: sudo make deps" >&2
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+}
+
+e2e_ctl()
+{
+	tb_exec "$TB_DIR_NS" "$RINGCTL" "$@"
+}
+
+e2e_load()
+{
+	tb_exec "$TB_DIR_NS" "$RINGLOAD" "$@"
+}
+
+# e2e_attach [--pin-dir DIR]: the XDP program on the director's d-in, in
+# native mode. Output goes to the test's log.
+# shellcheck disable=SC2120 # the options are optional
+e2e_attach()
+{
+	e2e_load attach "$TB_DIR_IN" --mode native "$@"
+}
+
+# e2e_detach [--pin-dir DIR] [--purge]
+# shellcheck disable=SC2120 # the options are optional
+e2e_detach()
+{
+	e2e_load detach "$TB_DIR_IN" "$@"
+}
+
+# e2e_add_nodes SVC [I...] [-- ringctl options]: add node I (all nodes of
+# the testbed when none is given), reached through the director's d-nI.
+e2e_add_nodes()
+{
+	local svc=$1 i nodes=() opts=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		nodes+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || { shift; opts=("$@"); }
+	[ ${#nodes[@]} -gt 0 ] || mapfile -t nodes < <(seq 1 "$TB_NODES")
+	for i in "${nodes[@]}"; do
+		e2e_ctl "${opts[@]}" node add "$svc" "${TB_NODE_NAME[i]}" \
+			--mac "${TB_NODE_MAC[i]}" --dev "${TB_DIR_NODE_IF[i]}" \
+			>/dev/null || return 1
+	done
+}
+
+# e2e_json EXPR: print the value of the Python expression EXPR, in which
+# d is the JSON document read from stdin (lists print one item a line).
+e2e_json()
+{
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1])
+if isinstance(v, (list, tuple)):
+    for x in v:
+        print(*x) if isinstance(x, (list, tuple)) else print(x)
+else:
+    print(v)
+' "$1"
+}
+
+# e2e_lookup_ports OUT SVC SRC [ringctl options] <PORTS: where ringctl
+# lookup sends the flows from SRC and each source port read from stdin
+# (one a line) of SVC: one "SPORT NODE" line each, sorted by port; 1
+# unless every lookup answered.
+e2e_lookup_ports()
+{
+	local out=$1 svc=$2 src=$3 ports
+	shift 3
+	ports=$TB_STATE_DIR/lookup-ports.$$
+	cat >"$ports"
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	tb_exec "$TB_DIR_NS" sh -c '
+		ctl=$1 jobs=$2 svc=$3 src=$4
+		shift 4
+		xargs -P "$jobs" -I{} "$ctl" "$@" lookup "$svc" --src "$src" \
+			--sport {} --json' \
+		sh "$RINGCTL" "$E2E_LOOKUP_JOBS" "$svc" "$src" "$@" <"$ports" |
+		python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print(d["sport"], d["node"])
+' | sort -n >"$out"
+	[ "$(wc -l <"$out")" -eq "$(wc -l <"$ports")" ]
+	local rc=$?
+	rm -f "$ports"
+	return $rc
+}
+
+# e2e_lookups OUT SVC SRC BASE COUNT [ringctl options]: e2e_lookup_ports
+# for the ports BASE..BASE+COUNT-1.
+e2e_lookups()
+{
+	local out=$1 svc=$2 src=$3 base=$4 count=$5
+	shift 5
+	seq "$base" $((base + count - 1)) |
+		e2e_lookup_ports "$out" "$svc" "$src" "$@"
+}
+
+# e2e_flows OUT rm_client ARGS...: run the flows; OUT gets "SPORT NODE"
+# (or "SPORT FAIL") sorted by port, the raw lines go to OUT.raw. Returns
+# rm_client's status (0: every flow answered).
+e2e_flows()
+{
+	local out=$1 rc
+	shift
+	e2e_client "$@" >"$out.raw" 2>"$out.err"
+	rc=$?
+	awk '{ print $2, $3 }' "$out.raw" | sort -n >"$out"
+	return $rc
+}
+
+# e2e_mismatch LOOKUPS FLOWS: how many flows of FLOWS (e2e_flows output)
+# did not land on the node LOOKUPS names for their port (a failed flow or
+# a port LOOKUPS lacks counts too).
+e2e_mismatch()
+{
+	awk 'NR == FNR { want[$1] = $2; next }
+		!($1 in want) || want[$1] != $2 { bad++ }
+		END { print bad + 0 }' "$1" "$2"
+}
+
+# e2e_count FILE NODE: flows of FILE ("SPORT NODE" lines) on NODE.
+e2e_count()
+{
+	awk -v k="$2" '$2 == k { n++ } END { print n + 0 }' "$1"
+}
+
+# e2e_shares SVC [ringctl options]: "NODE SHARE" for each node of SVC,
+# the exact share of the hash space `ringctl show --json` reports.
+e2e_shares()
+{
+	local svc=$1
+	shift
+	e2e_ctl "$@" show "$svc" --json |
+		e2e_json '[(n["name"], n["share"]) for s in d["services"]
+			   for n in s["nodes"]]'
+}
+
+# e2e_moved FILE_A FILE_B: compare two e2e_flows outputs of the same
+# ports. Prints "moved total" and, one line each, "SPORT FROM TO" of every
+# flow whose node changed (into FILE_B.moves).
+e2e_moved()
+{
+	: >"$2.moves"
+	awk -v m="$2.moves" 'NR == FNR { a[$1] = $2; next }
+		$1 in a { n++; if (a[$1] != $2) { k++; print $1, a[$1], $2 > m } }
+		END { print k + 0, n + 0 }' "$1" "$2"
+}
+
+# e2e_conns_flush [PIN_DIR]: delete every entry of the director's
+# connection table (rm_conns). Flows reset-closed by rm_client keep their
+# entries (the table does not follow FIN/RST), and an entry keeps a reused
+# 5-tuple on its old node whatever the ring says; a test that reopens the
+# same flows after a ring change forgets them first. A no-op without the
+# table.
+# shellcheck disable=SC2120 # PIN_DIR is optional
+e2e_conns_flush()
+{
+	local pin=${1:-/sys/fs/bpf/ringmaster} batch
+	batch=$TB_STATE_DIR/conns-flush.$$
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	tb_exec "$TB_DIR_NS" sh -c '[ -e "$1/rm_conns" ] || exit 0
+		bpftool -j map dump pinned "$1/rm_conns"' sh "$pin" |
+		python3 -c '
+import json, sys
+text = sys.stdin.read().strip()
+for e in (json.loads(text) if text else []):
+    print("map delete pinned %s/rm_conns key %s" % (sys.argv[1],
+          " ".join(e["key"])))
+' "$pin" >"$batch" || return 1
+	if [ -s "$batch" ]; then
+		tb_exec "$TB_DIR_NS" bpftool batch file "$batch" >/dev/null ||
+			return 1
+	fi
+	rm -f "$batch"
+}
+
+# e2e_bg_start OUT BASE MAX_BATCHES MAX_SECONDS BATCH rm_client ARGS...:
+# connections keep opening in the background: batches of BATCH flows,
+# batch b from source ports BASE + b * BATCH on (allocate them with
+# e2e_alloc_sports), at most MAX_BATCHES of them, for MAX_SECONDS at most.
+# OUT gets the e2e_flows lines of every batch, OUT.raw rm_client's;
+# OUT.batches one line per batch, "BASE FLAG": FLAG 1 when the file
+# E2E_BG_MARK existed as the batch started (touch it after a change).
+e2e_bg_start()
+{
+	local out=$1 max=$3 secs=$4 batch=$5
+	E2E_BG_BASE=$2
+	shift 5
+	E2E_BG_STOP=$TB_STATE_DIR/bg-stop.$RANDOM
+	E2E_BG_MARK=$TB_STATE_DIR/bg-mark.$RANDOM
+	E2E_BG_OUT=$out
+	rm -f "$E2E_BG_STOP" "$E2E_BG_MARK"
+	: >"$out"
+	: >"$out.raw"
+	: >"$out.batches"
+	(
+		trap - EXIT INT TERM
+		b=0
+		end=$((SECONDS + secs))
+		while [ "$b" -lt "$max" ] && [ "$SECONDS" -lt "$end" ] &&
+			[ ! -e "$E2E_BG_STOP" ]; do
+			base=$((E2E_BG_BASE + b * batch))
+			flag=0
+			[ ! -e "$E2E_BG_MARK" ] || flag=1
+			e2e_flows "$out.b" --count "$batch" --sport-base "$base" \
+				"$@"
+			cat "$out.b" >>"$out"
+			cat "$out.b.raw" >>"$out.raw"
+			echo "$base $flag" >>"$out.batches"
+			b=$((b + 1))
+		done
+		rm -f "$out.b" "$out.b.raw" "$out.b.err"
+	) &
+	E2E_BG_PID=$!
+	e2e_on_teardown "e2e_bg_stop"
+}
+
+# e2e_bg_wait N [FLAG]: until N batches are done (with that FLAG when
+# given); 10 s at most, 1 if the loop ended first.
+e2e_bg_wait()
+{
+	local n=$1 flag=${2:-} t alive
+	for ((t = 0; t < 200; t++)); do
+		alive=0
+		kill -0 "$E2E_BG_PID" 2>/dev/null && alive=1
+		[ "$(awk -v f="$flag" 'f == "" || $2 == f' \
+			"$E2E_BG_OUT.batches" | wc -l)" -lt "$n" ] || return 0
+		[ "$alive" -eq 1 ] || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# e2e_bg_stop: end the loop after its current batch; waits for it.
+e2e_bg_stop()
+{
+	[ -n "${E2E_BG_PID:-}" ] || return 0
+	touch "$E2E_BG_STOP"
+	wait "$E2E_BG_PID" 2>/dev/null
+	E2E_BG_PID=
+}
+
+# e2e_check_clean SUF: after testbed_down, nothing of testbed SUF is
+# left: no namespace, no testbed veth in the root namespace, no bpffs
+# mount or state directory. Records one check each.
+e2e_check_clean()
+{
+	local suf=$1
+	e2e_expect_eq "no namespace left with suffix $suf" \
+		"$(ip netns list | grep -c -- "-$suf\\b")" 0
+	e2e_expect_eq "no testbed veth in the root namespace" \
+		"$(ip -o link show type veth |
+			grep -cE ': (d-in|d-n[0-9]+|c-eth0|n-eth0)[@:]')" 0
+	e2e_expect_eq "no bpffs or state directory of testbed $suf left" \
+		"$(grep -c "/rm-tb-$suf\\." /proc/mounts)$(find /tmp -maxdepth 1 \
+			-name "rm-tb-$suf.*" | wc -l)" 00
+}
