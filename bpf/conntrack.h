@@ -6,10 +6,14 @@
  *
  * Which packets use the table:
  *   TCP SYN (SYN set, ACK clear), 5-tuple service
- *       skips it: a new connection goes where the ring says, and a SYN
- *       flood, spoofed or not, costs no table lookup and cannot evict
- *       anything. Nothing is written either: the handshake's ACK, the
- *       first non-SYN packet, writes the entry.
+ *       a new connection goes where the ring says, and nothing is
+ *       inserted: the handshake's ACK, the first non-SYN packet, writes
+ *       the entry, so a SYN flood, spoofed or not, cannot evict anything.
+ *       An entry left by an earlier connection on the same 5-tuple is
+ *       deleted (rm_conn_forget): a client reusing its port after a ring
+ *       change moved the tuple would otherwise get its SYN to the ring
+ *       owner and its ACK to the old node, and a reset. The lookup before
+ *       the delete is lockless, so random-tuple SYNs cost one miss.
  *   TCP SYN, 3-tuple service
  *       looks up, never writes: one entry (ports zero) covers every
  *       connection of the client, so a SYN sent by the ring to another
@@ -36,11 +40,9 @@
  * older than the UDP timeout. TCP entries never expire by age: the table
  * does not follow FIN/RST, and the LRU evicts entries nobody uses.
  *
- * Known cost of writing nothing on a SYN: a client that reuses the exact
- * 5-tuple of an old connection whose entry still lives, after a ring
- * change moved that tuple, gets its SYN to the ring owner and its later
- * packets to the old node, which resets them; deleting the entry on SYN
- * would fix it for one hash operation per SYN.
+ * Known cost of inserting nothing on a SYN: a ring change that falls
+ * between a connection's SYN and its ACK, and moves its tuple, sends the
+ * ACK to the new owner, which resets it (a window of one round trip).
  */
 #ifndef RM_BPF_CONNTRACK_H
 #define RM_BPF_CONNTRACK_H
@@ -168,6 +170,14 @@ static __always_inline int rm_conn_token(__u64 now, __u32 rate)
  * insert-limited; a write the map itself refuses (ENOMEM, only when the
  * LRU races with itself) counts neither. A global function for the same
  * reason as the lookup. */
+/* A SYN of a 5-tuple service: forget whatever an earlier connection on
+ * the same tuple left behind (see the top of this file). */
+static __always_inline void rm_conn_forget(const struct rm_flow *flow)
+{
+	if (bpf_map_lookup_elem(&rm_conns, flow))
+		bpf_map_delete_elem(&rm_conns, flow);
+}
+
 __noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
 				__u32 gen, __u32 rate)
 {

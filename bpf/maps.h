@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include <ringmaster/rm_common.h>
+#include <ringmaster/rm_vip_filter.h>
 
 /* Each service has its own key, and a 3-tuple service a second one with
  * RM_SVCK_FRAG for its non-first fragments. */
@@ -21,6 +22,15 @@ struct {
 	__type(key, struct rm_svc_key);
 	__type(value, struct rm_svc);
 } rm_services SEC(".maps");
+
+/* A superset of rm_services' keys, as bits (rm_vip_filter.h): one plain
+ * ARRAY element, so the verifier inlines its lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rm_vip_filter);
+} rm_vip_filter SEC(".maps");
 
 /* One ring per service id. BPF_F_INNER_MAP lets every inner array have
  * its own size, so a ring costs what it holds; the template only fixes

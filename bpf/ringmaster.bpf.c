@@ -70,13 +70,15 @@ int rm_xdp(struct xdp_md *ctx)
 	if (!cfg || !(cfg->flags & RM_CFG_SEEDED))
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
 
-	/* a SYN of a 5-tuple service is a new connection: the ring decides
-	 * and the table is not touched (conntrack.h). A hit needs neither
+	/* a SYN of a 5-tuple service is a new connection: the ring decides,
+	 * and an old entry of the same tuple goes (conntrack.h). A hit needs neither
 	 * the hash nor the ring search, so established flows cost less than
 	 * new ones. */
 	if (!pkt.syn || three)
 		conn = rm_conn_lookup(&pkt.flow, cfg->udp_timeout_s, !pkt.icmp,
 				      &node_id);
+	else
+		rm_conn_forget(&pkt.flow);
 	if (conn != RM_CONN_HIT) {
 		h = rm_flow_hash(&cfg->seed, &pkt.flow);
 		if (rm_ring_owner(svc_id, h, &node_id))

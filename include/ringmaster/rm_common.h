@@ -74,6 +74,7 @@
 #define RM_MAP_NODE_STATS "rm_node_stats"
 #define RM_MAP_TX_PORTS "rm_tx_ports"
 #define RM_MAP_CONNS "rm_conns"
+#define RM_MAP_VIP_FILTER "rm_vip_filter"
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- keyed hash seed ------------------------------------------------ */
@@ -103,7 +104,8 @@ struct rm_flow {
 /* Service match. Lookup order in the data plane: exact port, then port 0
  * (wildcard for the VIP and protocol). Non-first IP fragments carry no
  * ports; they are looked up with port 0 and RM_SVCK_FRAG set, an entry
- * ringctl installs for 3-tuple services only. */
+ * ringctl installs for 3-tuple services only. Every key has its bit set
+ * in rm_vip_filter (rm_vip_filter.h), which the data plane tests first. */
 struct rm_svc_key {
 	__be32 vip[4]; /* be; IPv4 in vip[0], rest zero */
 	__be16 port;   /* be; 0 = any port */

@@ -17,6 +17,7 @@
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "ring_map.h"
+#include "vip_filter.h"
 #include "director.h"
 #include "ringfix.h"
 
@@ -98,7 +99,13 @@ int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto, __u32 id)
 	struct rm_svc_key k = {.port = htons(port), .proto = proto};
 	struct rm_svc v = {.id = id};
 
+	int err;
+
 	k.vip[0] = htonl(vip);
+	/* the key's filter bit before the key, as the control plane does */
+	err = rm_vip_filter_add(bpf_map__fd(d->skel->maps.rm_vip_filter), &k);
+	if (err)
+		return err;
 	return bpf_map_update_elem(d->services_fd, &k, &v, BPF_ANY) ? -errno
 								    : 0;
 }

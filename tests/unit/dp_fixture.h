@@ -19,6 +19,7 @@
 #include <ringmaster/rm_hash.h>
 #include "ring.h"
 #include "ring_map.h"
+#include "vip_filter.h"
 #include "ringmaster.skel.h"
 #include "dp_packet.h"
 
@@ -39,7 +40,7 @@ struct dp_svc {
 struct dp_fx {
 	struct ringmaster_bpf *skel;
 	int prog, services, rings, nodes, config, counters, svc_stats,
-	    node_stats, tx_ports, conns;
+	    node_stats, tx_ports, conns, vip_filter;
 	int ncpus;
 	struct dp_svc svc[RM_MAX_SERVICES];
 };
@@ -99,6 +100,7 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	fx->node_stats = bpf_map__fd(fx->skel->maps.rm_node_stats);
 	fx->tx_ports = bpf_map__fd(fx->skel->maps.rm_tx_ports);
 	fx->conns = bpf_map__fd(fx->skel->maps.rm_conns);
+	fx->vip_filter = bpf_map__fd(fx->skel->maps.rm_vip_filter);
 	fx->ncpus = libbpf_num_possible_cpus();
 	return fx;
 }
@@ -203,21 +205,34 @@ static inline int dp_conns_clear(const struct dp_fx *fx)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-/* One rm_services entry. family 4/6; port host order, 0 = any. */
+/* The rm_services key of a service. family 4/6; port host order. */
+static inline void dp_svc_key(struct rm_svc_key *key, int family,
+			      const char *vip, __u8 proto, __u16 port,
+			      __u8 key_flags)
+{
+	memset(key, 0, sizeof(*key));
+	dp_addr(family, vip, (__u8 *)key->vip);
+	key->port = htons(port);
+	key->proto = proto;
+	key->flags = key_flags | (family == 6 ? RM_SVCK_V6 : 0);
+}
+
+/* One rm_services entry, its rm_vip_filter bit set first. family 4/6;
+ * port host order, 0 = any. */
 static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
 				 __u8 proto, __u16 port, __u8 key_flags,
 				 __u32 id, __u32 svc_flags)
 {
 	struct rm_svc_key key;
 	struct rm_svc val = {.id = id, .flags = svc_flags};
+	int err;
 
-	memset(&key, 0, sizeof(key));
-	dp_addr(family, vip, (__u8 *)key.vip);
-	key.port = htons(port);
-	key.proto = proto;
-	key.flags = key_flags | (family == 6 ? RM_SVCK_V6 : 0);
+	dp_svc_key(&key, family, vip, proto, port, key_flags);
 	fx->svc[id].used = 1;
 	fx->svc[id].flags = svc_flags;
+	err = rm_vip_filter_add(fx->vip_filter, &key);
+	if (err)
+		return err;
 	return bpf_map_update_elem(fx->services, &key, &val, BPF_ANY);
 }
 

@@ -13,6 +13,7 @@
  *   truncation   every table frame cut at every length
  *   icmp/frags   errors and fragments reach the flow's own node
  *   unseeded     no seed, no routing
+ *   vip filter   rm_vip_filter is consulted: a clear bit means no lookup
  *   parity       >= 10,000 random flows over three ring sizes
  */
 #include <setjmp.h>
@@ -716,6 +717,162 @@ static void test_unseeded(void **state)
 	assert_true(run_owner(&p) >= 0);
 }
 
+/* ---- rm_vip_filter --------------------------------------------------- */
+static void filter_get(struct rm_vip_filter *f)
+{
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_lookup_elem(fx->vip_filter, &zero, f), 0);
+}
+
+static void filter_put(const struct rm_vip_filter *f)
+{
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_update_elem(fx->vip_filter, &zero, f, BPF_ANY),
+			 0);
+}
+
+/* Bit of a key the topology installed; fails if another key shares it,
+ * since clearing it would then take that key out too. */
+static __u32 topo_bit(int family, const char *vip, __u8 proto, __u16 port,
+		      __u8 key_flags)
+{
+	struct rm_svc_key k, next;
+	__u32 bit, sharing = 0;
+	void *prev = NULL;
+
+	dp_svc_key(&k, family, vip, proto, port, key_flags);
+	bit = rm_vip_filter_key_bit(&k);
+	while (!bpf_map_get_next_key(fx->services, prev, &next)) {
+		sharing += rm_vip_filter_key_bit(&next) == bit;
+		k = next;
+		prev = &k;
+	}
+	assert_int_equal(sharing, 1);
+	return bit;
+}
+
+static const struct dp_case *find_case(const char *desc)
+{
+	for (size_t i = 0; i < N_CASES; i++)
+		if (!strcmp(cases[i].desc, desc))
+			return &cases[i];
+	fail_msg("no case '%s'", desc);
+	return NULL;
+}
+
+/* Run c as the table does (verdict, output, counters); 1 on mismatch. */
+static int case_check(const struct dp_case *c)
+{
+	static struct dp_pkt p;
+	static __u8 out[DP_PKT_MAX];
+	struct expect e;
+
+	dp_build(&c->s, &p);
+	case_expect(c, &p, out, &e);
+	return run_check(c->desc, p.b, p.len, c->ifindex, &e);
+}
+
+/* c as it goes when no service matches: parse errors and passes come
+ * before the match and stay; everything else is passed untouched. */
+static struct dp_case unmatched(const struct dp_case *c)
+{
+	struct dp_case u = *c;
+
+	if (c->counters & (MALFORMED | C(RM_CNT_PASS_EXT_LIMIT)))
+		return u;
+	u.verdict = XDP_PASS;
+	u.counters = NOT_SVC;
+	u.svc = -1;
+	return u;
+}
+
+/* The filter is a superset of rm_services' keys, and the data plane
+ * looks a key up only when its bit is set: a clear bit passes a packet
+ * whose service exists, a set bit of no key changes nothing. */
+static void test_vip_filter(void **state)
+{
+	static struct rm_vip_filter saved, f;
+	struct rm_svc_key k, next;
+	struct dp_case c;
+	void *prev = NULL;
+	int failed = 0, keys = 0;
+	__u32 bit;
+	size_t i;
+
+	(void)state;
+	NEED_BPF();
+	filter_get(&saved);
+	/* the fixture set the bit of every key it inserted */
+	while (!bpf_map_get_next_key(fx->services, prev, &next)) {
+		keys++;
+		if (!rm_vip_filter_test(&saved, rm_vip_filter_key_bit(&next)))
+			failed++;
+		k = next;
+		prev = &k;
+	}
+	assert_true(keys > 0);
+	assert_int_equal(failed, 0);
+
+	/* all clear: nothing matches, whatever rm_services holds */
+	memset(&f, 0, sizeof(f));
+	filter_put(&f);
+	for (i = 0; i < N_CASES; i++) {
+		c = unmatched(&cases[i]);
+		failed += case_check(&c);
+	}
+	/* all set: every bit a false positive for some packet, and the
+	 * table goes exactly as with the real filter */
+	memset(&f, 0xff, sizeof(f));
+	filter_put(&f);
+	for (i = 0; i < N_CASES; i++)
+		failed += case_check(&cases[i]);
+
+	/* the exact bit clear: tcp/80 falls through to the wildcard */
+	f = saved;
+	bit = topo_bit(4, "10.0.0.1", IPPROTO_TCP, 80, 0);
+	f.w[bit / 64] &= ~(1ULL << (bit % 64));
+	filter_put(&f);
+	c = *find_case("v4 tcp exact port");
+	c.svc = SVC_V4_TCPANY;
+	failed += case_check(&c);
+	failed += case_check(find_case("v4 tcp wildcard port"));
+
+	/* the wildcard bit clear: other ports pass, the exact one stays */
+	f = saved;
+	bit = topo_bit(4, "10.0.0.1", IPPROTO_TCP, 0, 0);
+	f.w[bit / 64] &= ~(1ULL << (bit % 64));
+	filter_put(&f);
+	c = unmatched(find_case("v4 tcp wildcard port"));
+	failed += case_check(&c);
+	failed += case_check(find_case("v4 tcp exact port"));
+
+	/* the fragment key's bit clear: later fragments pass, the rest
+	 * of the 3-tuple service stays */
+	f = saved;
+	bit = topo_bit(4, "10.0.0.8", IPPROTO_TCP, 0, RM_SVCK_FRAG);
+	f.w[bit / 64] &= ~(1ULL << (bit % 64));
+	filter_put(&f);
+	c = unmatched(find_case("v4 tcp later fragment, 3-tuple, 1 tag"));
+	failed += case_check(&c);
+	failed += case_check(find_case("v4 tcp 3-tuple"));
+
+	/* a v6 key's bit clear */
+	f = saved;
+	bit = topo_bit(6, "2001:db8::1", IPPROTO_TCP, 443, 0);
+	f.w[bit / 64] &= ~(1ULL << (bit % 64));
+	filter_put(&f);
+	c = unmatched(find_case("v6 tcp exact port"));
+	failed += case_check(&c);
+	failed += case_check(find_case("v6 udp wildcard 3-tuple"));
+
+	filter_put(&saved);
+	for (i = 0; i < N_CASES; i++)
+		failed += case_check(&cases[i]);
+	assert_int_equal(failed, 0);
+}
+
 /* ---- hash parity ----------------------------------------------------- */
 #define PAR_SVC5 30 /* 10.9.0.1-2, 2001:db8:9::1-2, any port: 5-tuple */
 #define PAR_SVC3 31 /* 10.9.0.3-4, 2001:db8:9::3-4, any port: 3-tuple */
@@ -831,6 +988,7 @@ int main(void)
 	    cmocka_unit_test(test_truncation),
 	    cmocka_unit_test(test_follow_flow),
 	    cmocka_unit_test(test_unseeded),
+	    cmocka_unit_test(test_vip_filter),
 	    cmocka_unit_test(test_parity),
 	};
 

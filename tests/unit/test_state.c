@@ -39,6 +39,7 @@
 #include "ringmaster.skel.h"
 #include "state.h"
 #include "util.h"
+#include "vip_filter.h"
 
 #define VNODES 16 /* small rings: fast builds, many changes */
 
@@ -750,6 +751,105 @@ static void test_frag_and_states(void **state)
 	assert_int_equal(change(fx->pin, &o), 0);
 	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
 	free(s);
+}
+
+/* rm_vip_filter holds exactly the bits of rm_services' keys after every
+ * commit (a superset while one runs), including the fragment keys of
+ * 3-tuple services; returns how many keys there are. */
+static int filter_matches_keys(struct fx *fx)
+{
+	static struct rm_vip_filter have, want;
+	int sfd = bpf_map__fd(fx->skel->maps.rm_services);
+	int ffd = bpf_map__fd(fx->skel->maps.rm_vip_filter);
+	struct rm_svc_key k, next;
+	void *prev = NULL;
+	__u32 zero = 0;
+	int keys = 0;
+
+	memset(&want, 0, sizeof(want));
+	assert_int_equal(bpf_map_lookup_elem(ffd, &zero, &have), 0);
+	while (!bpf_map_get_next_key(sfd, prev, &next)) {
+		assert_true(
+		    rm_vip_filter_test(&have, rm_vip_filter_key_bit(&next)));
+		rm_vip_filter_set(&want, &next);
+		keys++;
+		k = next;
+		prev = &k;
+	}
+	assert_memory_equal(&have, &want, sizeof(have));
+	return keys;
+}
+
+static void test_vip_filter_tracks_keys(void **state)
+{
+	static const struct {
+		const char *name, *vip;
+		__u16 port;
+		__u8 proto;
+		bool three;
+	} svcs[] = {
+	    {"w4", "198.18.0.30", 80, IPPROTO_TCP, false},
+	    {"d4", "198.18.0.30", 53, IPPROTO_UDP, true},
+	    {"e4", "198.18.0.30", 54, IPPROTO_UDP, true}, /* shares frag */
+	    {"any4", "198.18.0.31", 0, IPPROTO_TCP, false},
+	    {"w6", "2001:db8:30::1", 443, IPPROTO_TCP, false},
+	    {"d6", "2001:db8:30::1", 0, IPPROTO_UDP, true},
+	};
+	/* keys: one each, plus one fragment key per (VIP, proto) of the
+	 * 3-tuple ones */
+	static const int keys_after_add[] = {1, 3, 4, 5, 6, 8};
+	struct fx *fx = *state;
+	struct op o = {.kind = SVC_DEL};
+	int n = sizeof(svcs) / sizeof(svcs[0]), i, ffd;
+	struct rm_vip_filter *zeroed = calloc(1, sizeof(*zeroed));
+	struct ringmaster_bpf *again = NULL;
+	__u32 zero = 0;
+
+	assert_non_null(zeroed);
+	assert_int_equal(filter_matches_keys(fx), 0);
+	for (i = 0; i < n; i++) {
+		add_svc(fx->pin, svcs[i].name, svcs[i].vip, svcs[i].port,
+			svcs[i].proto, svcs[i].three);
+		assert_int_equal(filter_matches_keys(fx), keys_after_add[i]);
+	}
+	add_node(fx->pin, "w4", "a", 1, 1, NULL);
+	add_node(fx->pin, "d6", "b", 2, 1, NULL);
+	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
+	check_flows(fx, "d6", 6, "2001:db8:30::1", IPPROTO_UDP, 5353, true);
+
+	/* a pin dir from before the filter: its keys' bits come back when
+	 * the program is loaded over it */
+	ffd = bpf_map__fd(fx->skel->maps.rm_vip_filter);
+	assert_int_equal(bpf_map_update_elem(ffd, &zero, zeroed, BPF_ANY), 0);
+	assert_int_equal(rm_state_create(fx->pin, &again), 0);
+	ringmaster_bpf__destroy(again);
+	assert_int_equal(filter_matches_keys(fx), 8);
+	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
+
+	/* deletes clear the bits of the keys that go, only those */
+	o.svc = "d4"; /* the fragment key stays, with e4 */
+	assert_int_equal(change(fx->pin, &o), 0);
+	assert_int_equal(filter_matches_keys(fx), 7);
+	o.svc = "e4";
+	assert_int_equal(change(fx->pin, &o), 0);
+	assert_int_equal(filter_matches_keys(fx), 5);
+	add_svc(fx->pin, "d4", "198.18.0.30", 53, IPPROTO_UDP, true);
+	assert_int_equal(filter_matches_keys(fx), 7);
+	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
+	check_flows(fx, "d6", 6, "2001:db8:30::1", IPPROTO_UDP, 53, true);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(svcs[i].name, "e4")) /* gone already */
+			continue;
+		o.svc = svcs[i].name;
+		assert_int_equal(change(fx->pin, &o), 0);
+		filter_matches_keys(fx);
+	}
+	/* nothing left: every bit clear */
+	assert_int_equal(filter_matches_keys(fx), 0);
+	assert_int_equal(bpf_map_lookup_elem(ffd, &zero, zeroed), 0);
+	for (i = 0; i < (int)RM_VIP_FILTER_WORDS; i++)
+		assert_int_equal(zeroed->w[i], 0);
+	free(zeroed);
 }
 
 static const char *ringctl_path(void)
@@ -1659,6 +1759,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_input_unchanged, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_vip_filter_tracks_keys, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_frag_and_states, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_save_restore_roundtrip, setup,

@@ -33,6 +33,7 @@
 #include "ring_map.h"
 #include "state.h"
 #include "util.h"
+#include "vip_filter.h"
 
 const char *const rm_map_names[RM_M_NR] = {
 	[RM_M_SERVICES] = RM_MAP_SERVICES,
@@ -45,6 +46,7 @@ const char *const rm_map_names[RM_M_NR] = {
 	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
 	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
 	[RM_M_CONNS] = RM_MAP_CONNS,
+	[RM_M_VIP_FILTER] = RM_MAP_VIP_FILTER,
 };
 
 static __thread char errbuf[512];
@@ -291,6 +293,21 @@ static int seed_init(int fd)
 	return 0;
 }
 
+/* OR the bits of every key in rm_services into rm_vip_filter. */
+static int vip_filter_grow(int filter_fd, int services_fd)
+{
+	struct rm_vip_filter *f = malloc(sizeof(*f));
+	int err = f ? rm_vip_filter_compute(services_fd, f) : -ENOMEM;
+
+	if (!err)
+		err = rm_vip_filter_or(filter_fd, f);
+	free(f);
+	if (err)
+		return fail(err, "cannot fill %s: %s", RM_MAP_VIP_FILTER,
+			    strerror(-err));
+	return 0;
+}
+
 int rm_state_create(const char *pin_dir, struct ringmaster_bpf **out)
 {
 	return rm_state_create_sized(pin_dir, 0, out);
@@ -343,6 +360,12 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 		goto out;
 	}
 	err = seed_init(bpf_map__fd(skel->maps.rm_config));
+	if (err)
+		goto out;
+	/* the filter may be new next to keys pinned by an older build: it
+	 * must hold their bits before any packet meets it */
+	err = vip_filter_grow(bpf_map__fd(skel->maps.rm_vip_filter),
+			      bpf_map__fd(skel->maps.rm_services));
 	if (err)
 		goto out;
 	if (out) {
@@ -501,6 +524,9 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_CONNS, sizeof(struct rm_flow),
 				sizeof(struct rm_conn));
+	if (!err)
+		err = check_map(st, RM_M_VIP_FILTER, 4,
+				sizeof(struct rm_vip_filter));
 	if (err)
 		goto fail;
 	return 0;
@@ -1438,10 +1464,11 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 	int fd = st->fd[RM_M_SERVICES], n, m = 0, err = 0;
 	struct svc_kv *want = calloc(2 * RM_MAX_SERVICES, sizeof(*want));
 	struct rm_svc_key *have = calloc(4 * RM_MAX_SERVICES, sizeof(*have));
+	struct rm_vip_filter *bits = malloc(sizeof(*bits));
 	struct rm_svc_key key;
 	struct rm_svc cur;
 
-	if (!want || !have) {
+	if (!want || !have || !bits) {
 		err = fail(-ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1462,6 +1489,17 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 			err = fail(-errno, "cannot remove a service key: %s",
 				   strerror(errno));
 	}
+	/* rm_vip_filter stays a superset of the keys (vip_filter.h): the
+	 * bits of new keys go in before the keys do ... */
+	if (!err) {
+		memset(bits, 0, sizeof(*bits));
+		for (int j = 0; j < n; j++)
+			rm_vip_filter_set(bits, &want[j].k);
+		err = rm_vip_filter_or(st->fd[RM_M_VIP_FILTER], bits);
+		if (err)
+			err = fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_FILTER, strerror(-err));
+	}
 	for (int j = 0; j < n && !err; j++) {
 		if (!bpf_map_lookup_elem(fd, &want[j].k, &cur) &&
 		    !memcmp(&cur, &want[j].v, sizeof(cur)))
@@ -1473,9 +1511,20 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 				 "rm_services: %s",
 				 new->svc[want[j].v.id].name, strerror(errno));
 	}
+	/* ... and the bits of removed keys come out once they are gone,
+	 * recomputed from what the map holds. On a failure above the filter
+	 * keeps its extra bits: a superset still, which the rollback's own
+	 * sync trims. */
+	if (!err) {
+		err = rm_vip_filter_sync(st->fd[RM_M_VIP_FILTER], fd);
+		if (err)
+			err = fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_FILTER, strerror(-err));
+	}
 out:
 	free(want);
 	free(have);
+	free(bits);
 	return err;
 }
 
@@ -1636,11 +1685,15 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		rerr = rm_plan_build(st, cur, old, RM_APPLY_ALL, p);
 	if (!rerr)
 		rerr = rm_plan_apply(st, cur, old, p);
-	if (rerr)
+	if (rerr) {
+		char rwhy[sizeof(errbuf)]; /* fail() writes errbuf */
+
+		snprintf(rwhy, sizeof(rwhy), "%s", errbuf);
 		fail(err,
 		     "%s; rolling back failed too (%s): restore a saved "
 		     "configuration",
-		     why, errbuf);
+		     why, rwhy);
+	}
 	else
 		fail(err, "%s (rolled back, nothing changed)", why);
 out:
