@@ -187,12 +187,8 @@ e2e_ctl "${add[@]}" --dry-run | indent
 predicted=$(e2e_ctl "${add[@]}" --dry-run --json |
 	e2e_json 'd["services"][0]["moved_share"]')
 e2e_ctl "${add[@]}" | indent
-# The first round's connections are closed, but the director's connection
-# table still holds them (it keeps live connections on their node across
-# ring changes); forget them so the same 5-tuples open as new connections.
-e2e_conns_flush || die "emptying the connection table"
-say "the same $FLOWS connections again (the director's connection table,"
-say "which keeps live connections in place across changes, was cleared first):"
+say "the same $FLOWS connections again (same source ports: each SYN"
+say "follows the new ring and forgets its old connection-table entry):"
 connections round2
 read -r moved total < <(e2e_moved "$work/round1" "$work/round2")
 to4=$(awk '$3 == "node4"' "$work/round2.moves" | wc -l)

@@ -369,7 +369,6 @@ e2e_wait_for()
 #   e2e_moved FLOWS_A FLOWS_B     "MOVED TOTAL"; FLOWS_B.moves lists them
 #   e2e_shares SVC [OPTS]         "NODE SHARE" lines from ringctl show
 #   e2e_json EXPR                 evaluate EXPR over the JSON on stdin (d)
-#   e2e_conns_flush [DIR]         empty the director's connection table
 #   e2e_bg_start/_wait/_stop      a bounded background connection loop
 #   e2e_check_clean SUF           nothing of testbed SUF is left
 # OPTS are ringctl options such as --pin-dir DIR.
@@ -544,34 +543,6 @@ e2e_moved()
 	awk -v m="$2.moves" 'NR == FNR { a[$1] = $2; next }
 		$1 in a { n++; if (a[$1] != $2) { k++; print $1, a[$1], $2 > m } }
 		END { print k + 0, n + 0 }' "$1" "$2"
-}
-
-# e2e_conns_flush [PIN_DIR]: delete every entry of the director's
-# connection table (rm_conns). Flows reset-closed by rm_client keep their
-# entries (the table does not follow FIN/RST), and an entry keeps a reused
-# 5-tuple on its old node whatever the ring says; a test that reopens the
-# same flows after a ring change forgets them first. A no-op without the
-# table.
-# shellcheck disable=SC2120 # PIN_DIR is optional
-e2e_conns_flush()
-{
-	local pin=${1:-/sys/fs/bpf/ringmaster} batch
-	batch=$TB_STATE_DIR/conns-flush.$$
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	tb_exec "$TB_DIR_NS" sh -c '[ -e "$1/rm_conns" ] || exit 0
-		bpftool -j map dump pinned "$1/rm_conns"' sh "$pin" |
-		python3 -c '
-import json, sys
-text = sys.stdin.read().strip()
-for e in (json.loads(text) if text else []):
-    print("map delete pinned %s/rm_conns key %s" % (sys.argv[1],
-          " ".join(e["key"])))
-' "$pin" >"$batch" || return 1
-	if [ -s "$batch" ]; then
-		tb_exec "$TB_DIR_NS" bpftool batch file "$batch" >/dev/null ||
-			return 1
-	fi
-	rm -f "$batch"
 }
 
 # e2e_bg_start OUT BASE MAX_BATCHES MAX_SECONDS BATCH rm_client ARGS...:
