@@ -44,6 +44,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "util.h"
+
+#define PROG_NAME "rm_client"
 
 #define NODE_MAX 63
 #define REASON_MAX 64
@@ -781,19 +784,17 @@ static void usage(void)
 	exit(2);
 }
 
+/* The library's strict parser (no sign, no spaces, whole string). */
 static long parse_long(const char *s, long min, long max, const char *what)
 {
-	char *end;
-	long v;
+	__u32 v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > max) {
-		fprintf(stderr, "rm_client: bad %s: %s (%ld..%ld)\n", what, s,
-			min, max);
+	if (rm_parse_u32(s, (__u32)min, (__u32)max, &v)) {
+		fprintf(stderr, "%s: bad %s: %s (%ld..%ld)\n", PROG_NAME, what,
+			s, min, max);
 		exit(2);
 	}
-	return v;
+	return (long)v;
 }
 
 static bool parse_addr(const char *s, struct sockaddr_storage *ss,

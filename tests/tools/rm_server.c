@@ -35,6 +35,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "util.h"
+
+#define PROG_NAME "rm_server"
 
 #define NAME_MAX_LEN 63
 #define CONN_BUF 16384
@@ -420,19 +423,17 @@ static void usage(void)
 	exit(2);
 }
 
+/* The library's strict parser (no sign, no spaces, whole string). */
 static long parse_long(const char *s, long min, long max, const char *what)
 {
-	char *end;
-	long v;
+	__u32 v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > max) {
-		fprintf(stderr, "rm_server: bad %s: %s (%ld..%ld)\n", what, s,
-			min, max);
+	if (rm_parse_u32(s, (__u32)min, (__u32)max, &v)) {
+		fprintf(stderr, "%s: bad %s: %s (%ld..%ld)\n", PROG_NAME, what,
+			s, min, max);
 		exit(2);
 	}
-	return v;
+	return (long)v;
 }
 
 int main(int argc, char **argv)

@@ -70,28 +70,34 @@ static void usage(FILE *f)
 		RM_DEFAULT_PIN_DIR);
 }
 
+static int report(int code, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ringctl: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	return code;
+}
+
 int ctl_usage_error(const char *fmt, ...)
 {
 	va_list ap;
+	int code;
 
-	fprintf(stderr, "ringctl: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	code = report(RM_EXIT_USAGE, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
-	return RM_EXIT_USAGE;
+	return code;
 }
 
 int ctl_runtime_error(const char *fmt, ...)
 {
 	va_list ap;
+	int code;
 
-	fprintf(stderr, "ringctl: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	code = report(RM_EXIT_RUNTIME, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
-	return RM_EXIT_RUNTIME;
+	return code;
 }
 
 enum {
