@@ -288,9 +288,13 @@ static void row_init(struct kctx *k, struct row *row, const char *name,
 	row->path_name = name;
 	row->path = path;
 	row->mixed = mixed;
+	/* SYN rows come from another client address than the ACK rows, so
+	 * they are new connections, as SYNs are: the table holds no entry
+	 * of theirs for the SYN to forget */
 	row->len = bench_frame(row->frame, bench_dir_mac, bench_client_mac,
-			       BENCH_CLIENT_IP, daddr, 40000, BENCH_PORT,
-			       IPPROTO_TCP, flags);
+			       flags == BENCH_TCP_SYN ? BENCH_CLIENT_IP + 1
+						      : BENCH_CLIENT_IP,
+			       daddr, 40000, BENCH_PORT, IPPROTO_TCP, flags);
 	row->var[0].name = "baseline";
 	row->var[0].kind = K_BASE;
 	row->var[1].name = "director";
