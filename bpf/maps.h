@@ -23,14 +23,14 @@ struct {
 	__type(value, struct rm_svc);
 } rm_services SEC(".maps");
 
-/* A superset of rm_services' keys, as bits (rm_vip_filter.h): one plain
- * ARRAY element, so the verifier inlines its lookup. */
+/* The slots of rm_services' keys (rm_vip_filter.h): one plain ARRAY
+ * element, so the verifier inlines its lookup. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct rm_vip_filter);
-} rm_vip_filter SEC(".maps");
+	__type(value, struct rm_vip_slots);
+} rm_vip_slots SEC(".maps");
 
 /* One ring per service id. BPF_F_INNER_MAP lets every inner array have
  * its own size, so a ring costs what it holds; the template only fixes
@@ -67,7 +67,8 @@ struct {
 	__type(value, struct rm_config);
 } rm_config SEC(".maps");
 
-/* Control-plane only: the data plane never reads it. */
+/* The control plane's record of each service. The data plane reads it
+ * only where rm_vip_slots names a service (rm_vip_filter.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RM_MAX_SERVICES);

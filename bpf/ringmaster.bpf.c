@@ -36,7 +36,7 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_pkt pkt = {};
 	struct rm_config *cfg;
 	struct rm_node *node;
-	struct rm_svc *svc;
+	struct rm_svc svc;
 	__u32 zero = 0, node_id = 0, svc_id, three, h;
 	int conn = RM_CONN_NONE;
 
@@ -51,11 +51,10 @@ int rm_xdp(struct xdp_md *ctx)
 		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
 	}
 
-	svc = rm_match_service(&pkt);
-	if (!svc)
+	if (!rm_match_service(&pkt, &svc))
 		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
-	svc_id = svc->id;
-	three = svc->flags & RM_SVC_F_3TUPLE;
+	svc_id = svc.id;
+	three = svc.flags & RM_SVC_F_3TUPLE;
 	if (three) {
 		rm_flow_3tuple(&pkt.flow);
 	} else if (pkt.frag != RM_FRAG_NONE) {

@@ -5,10 +5,11 @@
  * matches only the RM_SVCK_FRAG entry the control plane installs for
  * 3-tuple services.
  *
- * Each key is looked up in rm_services only if its bit is set in
- * rm_vip_filter (rm_vip_filter.h), which holds the bit of every key: a
- * clear bit means no such key, and most packets that are no service's
- * leave after two inlined bit tests instead of two hash lookups.
+ * Each key goes through rm_vip_slots first (rm_vip_filter.h): a NONE slot
+ * means no such key, so most packets that are no service's leave after
+ * two inlined slot reads; a slot naming one service whose rm_svc_meta
+ * holds exactly the key answers without rm_services; anything else looks
+ * the key up in rm_services.
  */
 #ifndef RM_BPF_SERVICE_H
 #define RM_BPF_SERVICE_H
@@ -18,7 +19,49 @@
 #include "maps.h"
 #include "parse.h"
 
-static __always_inline struct rm_svc *rm_match_service(const struct rm_pkt *pkt)
+/* Word i (0..4) of a key, as one load. */
+static __always_inline __u32 rm_svc_key_word(const struct rm_svc_key *k,
+					     int i)
+{
+	__u32 w;
+
+	__builtin_memcpy(&w, (const __u8 *)k + 4 * i, sizeof(w));
+	return w;
+}
+
+/* Key k, whose slot holds v: 1 and *out its service, or 0 for none. */
+static __always_inline int rm_svc_by_slot(__u16 v, const struct rm_svc_key *k,
+					  struct rm_svc *out)
+{
+	const struct rm_svc_meta *m;
+	const struct rm_svc *svc;
+	__u32 id = (__u32)v - 1;
+
+	if (v == RM_VIP_SLOT_NONE)
+		return 0;
+	if (v != RM_VIP_SLOT_MANY) {
+		m = bpf_map_lookup_elem(&rm_svc_meta, &id);
+		if (m && m->in_use &&
+		    !((rm_svc_key_word(&m->key, 0) ^ rm_svc_key_word(k, 0)) |
+		      (rm_svc_key_word(&m->key, 1) ^ rm_svc_key_word(k, 1)) |
+		      (rm_svc_key_word(&m->key, 2) ^ rm_svc_key_word(k, 2)) |
+		      (rm_svc_key_word(&m->key, 3) ^ rm_svc_key_word(k, 3)) |
+		      (rm_svc_key_word(&m->key, 4) ^ rm_svc_key_word(k, 4)))) {
+			out->id = id;
+			out->flags = m->flags;
+			return 1;
+		}
+	}
+	svc = bpf_map_lookup_elem(&rm_services, k);
+	if (!svc)
+		return 0;
+	*out = *svc;
+	return 1;
+}
+
+/* 1 and *out the packet's service, or 0 when it is no service's. */
+static __always_inline int rm_match_service(const struct rm_pkt *pkt,
+					    struct rm_svc *out)
 {
 	const struct rm_flow *f = &pkt->flow;
 	struct rm_svc_key key = {
@@ -26,32 +69,36 @@ static __always_inline struct rm_svc *rm_match_service(const struct rm_pkt *pkt)
 	    .proto = f->proto,
 	    .flags = f->family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0,
 	};
-	const struct rm_vip_filter *filter;
-	struct rm_svc *svc;
+	const struct rm_vip_slots *t;
 	__u32 zero = 0;
 	__u64 base;
 
-	filter = bpf_map_lookup_elem(&rm_vip_filter, &zero);
-	if (!filter)
-		return NULL;
+	t = bpf_map_lookup_elem(&rm_vip_slots, &zero);
+	if (!t)
+		return 0;
 	if (pkt->frag == RM_FRAG_LATER) {
+		/* no meta holds a fragment key: the slot only filters */
+		const struct rm_svc *svc;
+
 		key.flags |= RM_SVCK_FRAG;
-		base = rm_vip_filter_base(key.vip, key.proto, key.flags);
-		if (!rm_vip_filter_test(filter, rm_vip_filter_bit(base, 0)))
-			return NULL;
-		return bpf_map_lookup_elem(&rm_services, &key);
-	}
-	base = rm_vip_filter_base(key.vip, key.proto, key.flags);
-	key.port = f->dport;
-	if (rm_vip_filter_test(filter, rm_vip_filter_bit(base, key.port))) {
+		base = rm_vip_slot_base(key.vip, key.proto, key.flags);
+		if (rm_vip_slot_get(t, rm_vip_slot_of(base, 0)) ==
+		    RM_VIP_SLOT_NONE)
+			return 0;
 		svc = bpf_map_lookup_elem(&rm_services, &key);
-		if (svc)
-			return svc;
+		if (!svc)
+			return 0;
+		*out = *svc;
+		return 1;
 	}
-	if (!rm_vip_filter_test(filter, rm_vip_filter_bit(base, 0)))
-		return NULL;
+	base = rm_vip_slot_base(key.vip, key.proto, key.flags);
+	key.port = f->dport;
+	if (rm_svc_by_slot(rm_vip_slot_get(t, rm_vip_slot_of(base, key.port)),
+			   &key, out))
+		return 1;
 	key.port = 0;
-	return bpf_map_lookup_elem(&rm_services, &key);
+	return rm_svc_by_slot(rm_vip_slot_get(t, rm_vip_slot_of(base, 0)), &key,
+			      out);
 }
 
 #endif /* RM_BPF_SERVICE_H */

@@ -74,7 +74,7 @@
 #define RM_MAP_NODE_STATS "rm_node_stats"
 #define RM_MAP_TX_PORTS "rm_tx_ports"
 #define RM_MAP_CONNS "rm_conns"
-#define RM_MAP_VIP_FILTER "rm_vip_filter"
+#define RM_MAP_VIP_SLOTS "rm_vip_slots"
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- keyed hash seed ------------------------------------------------ */
@@ -104,8 +104,8 @@ struct rm_flow {
 /* Service match. Lookup order in the data plane: exact port, then port 0
  * (wildcard for the VIP and protocol). Non-first IP fragments carry no
  * ports; they are looked up with port 0 and RM_SVCK_FRAG set, an entry
- * ringctl installs for 3-tuple services only. Every key has its bit set
- * in rm_vip_filter (rm_vip_filter.h), which the data plane tests first. */
+ * ringctl installs for 3-tuple services only. Every key has its slot set
+ * in rm_vip_slots (rm_vip_filter.h), which the data plane reads first. */
 struct rm_svc_key {
 	__be32 vip[4]; /* be; IPv4 in vip[0], rest zero */
 	__be16 port;   /* be; 0 = any port */
@@ -180,7 +180,9 @@ enum rm_node_state {
 };
 
 /* ---- rm_svc_meta: ARRAY [RM_MAX_SERVICES] of rm_svc_meta ------------ */
-/* Control-plane record of each service; in_use = 0 marks a free slot. */
+/* Control-plane record of each service; in_use = 0 marks a free slot.
+ * The data plane reads key and flags where rm_vip_slots names the id
+ * (rm_vip_filter.h has the rules that keep that safe). */
 struct rm_svc_meta {
 	char name[RM_NAME_MAX];
 	struct rm_svc_key key;

@@ -98,12 +98,17 @@ int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto, __u32 id)
 {
 	struct rm_svc_key k = {.port = htons(port), .proto = proto};
 	struct rm_svc v = {.id = id};
-
+	struct rm_svc_meta m = {.in_use = 1};
 	int err;
 
 	k.vip[0] = htonl(vip);
-	/* the key's filter bit before the key, as the control plane does */
-	err = rm_vip_filter_add(bpf_map__fd(d->skel->maps.rm_vip_filter), &k);
+	m.key = k;
+	/* the meta and the key's slot before the key, as the control plane
+	 * does */
+	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.rm_svc_meta), &id, &m,
+				BPF_ANY))
+		return -errno;
+	err = rm_vip_slots_add(bpf_map__fd(d->skel->maps.rm_vip_slots), &k, id);
 	if (err)
 		return err;
 	return bpf_map_update_elem(d->services_fd, &k, &v, BPF_ANY) ? -errno

@@ -40,7 +40,7 @@ struct dp_svc {
 struct dp_fx {
 	struct ringmaster_bpf *skel;
 	int prog, services, rings, nodes, config, counters, svc_stats,
-	    node_stats, tx_ports, conns, vip_filter;
+	    node_stats, tx_ports, conns, vip_slots, svc_meta;
 	int ncpus;
 	struct dp_svc svc[RM_MAX_SERVICES];
 };
@@ -100,7 +100,8 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	fx->node_stats = bpf_map__fd(fx->skel->maps.rm_node_stats);
 	fx->tx_ports = bpf_map__fd(fx->skel->maps.rm_tx_ports);
 	fx->conns = bpf_map__fd(fx->skel->maps.rm_conns);
-	fx->vip_filter = bpf_map__fd(fx->skel->maps.rm_vip_filter);
+	fx->vip_slots = bpf_map__fd(fx->skel->maps.rm_vip_slots);
+	fx->svc_meta = bpf_map__fd(fx->skel->maps.rm_svc_meta);
 	fx->ncpus = libbpf_num_possible_cpus();
 	return fx;
 }
@@ -217,8 +218,10 @@ static inline void dp_svc_key(struct rm_svc_key *key, int family,
 	key->flags = key_flags | (family == 6 ? RM_SVCK_V6 : 0);
 }
 
-/* One rm_services entry, its rm_vip_filter bit set first. family 4/6;
- * port host order, 0 = any. */
+/* One rm_services entry, the way the control plane writes one: for a
+ * key other than a fragment key the meta of id first (the last such key
+ * of an id is the one its meta holds), then the key's rm_vip_slots slot,
+ * then the key. family 4/6; port host order, 0 = any. */
 static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
 				 __u8 proto, __u16 port, __u8 key_flags,
 				 __u32 id, __u32 svc_flags)
@@ -230,7 +233,14 @@ static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
 	dp_svc_key(&key, family, vip, proto, port, key_flags);
 	fx->svc[id].used = 1;
 	fx->svc[id].flags = svc_flags;
-	err = rm_vip_filter_add(fx->vip_filter, &key);
+	if (!(key_flags & RM_SVCK_FRAG)) {
+		struct rm_svc_meta m = {
+		    .key = key, .flags = svc_flags, .in_use = 1};
+
+		if (bpf_map_update_elem(fx->svc_meta, &id, &m, BPF_ANY))
+			return -errno;
+	}
+	err = rm_vip_slots_add(fx->vip_slots, &key, id);
 	if (err)
 		return err;
 	return bpf_map_update_elem(fx->services, &key, &val, BPF_ANY);

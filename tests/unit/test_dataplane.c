@@ -13,7 +13,8 @@
  *   truncation   every table frame cut at every length
  *   icmp/frags   errors and fragments reach the flow's own node
  *   unseeded     no seed, no routing
- *   vip filter   rm_vip_filter is consulted: a clear bit means no lookup
+ *   vip filter   rm_vip_slots is consulted: NONE means no lookup, an id
+ *                whose meta holds the key none either
  *   parity       >= 10,000 random flows over three ring sizes
  */
 #include <setjmp.h>
@@ -717,40 +718,40 @@ static void test_unseeded(void **state)
 	assert_true(run_owner(&p) >= 0);
 }
 
-/* ---- rm_vip_filter --------------------------------------------------- */
-static void filter_get(struct rm_vip_filter *f)
+/* ---- rm_vip_slots --------------------------------------------------- */
+static void slots_get(struct rm_vip_slots *t)
 {
 	__u32 zero = 0;
 
-	assert_int_equal(bpf_map_lookup_elem(fx->vip_filter, &zero, f), 0);
+	assert_int_equal(bpf_map_lookup_elem(fx->vip_slots, &zero, t), 0);
 }
 
-static void filter_put(const struct rm_vip_filter *f)
+static void slots_put(const struct rm_vip_slots *t)
 {
 	__u32 zero = 0;
 
-	assert_int_equal(bpf_map_update_elem(fx->vip_filter, &zero, f, BPF_ANY),
+	assert_int_equal(bpf_map_update_elem(fx->vip_slots, &zero, t, BPF_ANY),
 			 0);
 }
 
-/* Bit of a key the topology installed; fails if another key shares it,
+/* Slot of a key the topology installed; fails if another key shares it,
  * since clearing it would then take that key out too. */
-static __u32 topo_bit(int family, const char *vip, __u8 proto, __u16 port,
-		      __u8 key_flags)
+static __u32 topo_slot(int family, const char *vip, __u8 proto, __u16 port,
+		       __u8 key_flags)
 {
 	struct rm_svc_key k, next;
-	__u32 bit, sharing = 0;
+	__u32 slot, sharing = 0;
 	void *prev = NULL;
 
 	dp_svc_key(&k, family, vip, proto, port, key_flags);
-	bit = rm_vip_filter_key_bit(&k);
+	slot = rm_vip_key_slot(&k);
 	while (!bpf_map_get_next_key(fx->services, prev, &next)) {
-		sharing += rm_vip_filter_key_bit(&next) == bit;
+		sharing += rm_vip_key_slot(&next) == slot;
 		k = next;
 		prev = &k;
 	}
 	assert_int_equal(sharing, 1);
-	return bit;
+	return slot;
 }
 
 static const struct dp_case *find_case(const char *desc)
@@ -788,26 +789,52 @@ static struct dp_case unmatched(const struct dp_case *c)
 	return u;
 }
 
-/* The filter is a superset of rm_services' keys, and the data plane
- * looks a key up only when its bit is set: a clear bit passes a packet
- * whose service exists, a set bit of no key changes nothing. */
+/* Every table case, as the table says; the number that fail. */
+static int all_cases(void)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < N_CASES; i++)
+		failed += case_check(&cases[i]);
+	return failed;
+}
+
+static void meta_get(__u32 id, struct rm_svc_meta *m)
+{
+	assert_int_equal(bpf_map_lookup_elem(fx->svc_meta, &id, m), 0);
+}
+
+static void meta_put(__u32 id, const struct rm_svc_meta *m)
+{
+	assert_int_equal(bpf_map_update_elem(fx->svc_meta, &id, m, BPF_ANY),
+			 0);
+}
+
+/* Every key has a slot, and the data plane looks a key up only when its
+ * slot is not NONE: a NONE slot passes a packet whose service exists; a
+ * MANY slot, or one naming an id whose meta holds another key, costs a
+ * lookup and changes nothing; a slot naming the id whose meta holds the
+ * key answers without rm_services. */
 static void test_vip_filter(void **state)
 {
-	static struct rm_vip_filter saved, f;
+	static struct rm_vip_slots saved, t;
+	struct rm_svc_meta m, m_saved;
 	struct rm_svc_key k, next;
+	struct rm_svc v;
 	struct dp_case c;
 	void *prev = NULL;
 	int failed = 0, keys = 0;
-	__u32 bit;
+	__u32 slot;
 	size_t i;
 
 	(void)state;
 	NEED_BPF();
-	filter_get(&saved);
-	/* the fixture set the bit of every key it inserted */
+	slots_get(&saved);
+	/* the fixture gave every key it inserted a slot */
 	while (!bpf_map_get_next_key(fx->services, prev, &next)) {
 		keys++;
-		if (!rm_vip_filter_test(&saved, rm_vip_filter_key_bit(&next)))
+		if (rm_vip_slot_get(&saved, rm_vip_key_slot(&next)) ==
+		    RM_VIP_SLOT_NONE)
 			failed++;
 		k = next;
 		prev = &k;
@@ -815,61 +842,104 @@ static void test_vip_filter(void **state)
 	assert_true(keys > 0);
 	assert_int_equal(failed, 0);
 
-	/* all clear: nothing matches, whatever rm_services holds */
-	memset(&f, 0, sizeof(f));
-	filter_put(&f);
+	/* all NONE: nothing matches, whatever rm_services holds */
+	memset(&t, 0, sizeof(t));
+	slots_put(&t);
 	for (i = 0; i < N_CASES; i++) {
 		c = unmatched(&cases[i]);
 		failed += case_check(&c);
 	}
-	/* all set: every bit a false positive for some packet, and the
-	 * table goes exactly as with the real filter */
-	memset(&f, 0xff, sizeof(f));
-	filter_put(&f);
-	for (i = 0; i < N_CASES; i++)
-		failed += case_check(&cases[i]);
+	/* all MANY: every slot a collision, every key looked up, and the
+	 * table goes exactly as with the real slots */
+	memset(&t, 0xff, sizeof(t));
+	slots_put(&t);
+	failed += all_cases();
+	/* every slot naming one service: its own key answers from the
+	 * meta, every other key's is a mismatch and looked up */
+	for (i = 0; i < RM_VIP_SLOTS; i++)
+		t.s[i] = SVC_V4_TCP80 + 1;
+	slots_put(&t);
+	failed += all_cases();
+	/* every used slot naming the next id: a meta of another key or none */
+	for (i = 0; i < RM_VIP_SLOTS; i++)
+		t.s[i] = saved.s[i] == RM_VIP_SLOT_NONE ||
+				 saved.s[i] == RM_VIP_SLOT_MANY
+			     ? saved.s[i]
+			     : saved.s[i] % RM_MAX_SERVICES + 1;
+	slots_put(&t);
+	failed += all_cases();
+	slots_put(&saved);
 
-	/* the exact bit clear: tcp/80 falls through to the wildcard */
-	f = saved;
-	bit = topo_bit(4, "10.0.0.1", IPPROTO_TCP, 80, 0);
-	f.w[bit / 64] &= ~(1ULL << (bit % 64));
-	filter_put(&f);
+	/* the meta of an id changed to another key (the wildcard's), or
+	 * not in use: its slot leads to a lookup, which finds the service */
+	meta_get(SVC_V4_TCP80, &m_saved);
+	m = m_saved;
+	m.key.port = 0;
+	meta_put(SVC_V4_TCP80, &m);
+	failed += all_cases();
+	m = m_saved;
+	m.in_use = 0;
+	meta_put(SVC_V4_TCP80, &m);
+	failed += all_cases();
+	meta_put(SVC_V4_TCP80, &m_saved);
+
+	/* the slot and the meta answer alone: with the key gone from
+	 * rm_services (which the control plane only does after the slot
+	 * stops naming the id) the packet still finds its service ... */
+	dp_svc_key(&k, 4, "10.0.0.1", IPPROTO_TCP, 80, 0);
+	assert_int_equal(bpf_map_lookup_elem(fx->services, &k, &v), 0);
+	assert_int_equal(bpf_map_delete_elem(fx->services, &k), 0);
+	failed += case_check(find_case("v4 tcp exact port"));
+	/* ... and with the slot MANY it falls through to the wildcard */
+	t = saved;
+	t.s[topo_slot(4, "10.0.0.1", IPPROTO_TCP, 0, 0)] = RM_VIP_SLOT_MANY;
+	slot = rm_vip_key_slot(&k);
+	t.s[slot] = RM_VIP_SLOT_MANY;
+	slots_put(&t);
+	c = *find_case("v4 tcp exact port");
+	c.svc = SVC_V4_TCPANY;
+	failed += case_check(&c);
+	assert_int_equal(bpf_map_update_elem(fx->services, &k, &v, BPF_NOEXIST),
+			 0);
+
+	/* the exact slot NONE: tcp/80 falls through to the wildcard */
+	t = saved;
+	t.s[topo_slot(4, "10.0.0.1", IPPROTO_TCP, 80, 0)] = RM_VIP_SLOT_NONE;
+	slots_put(&t);
 	c = *find_case("v4 tcp exact port");
 	c.svc = SVC_V4_TCPANY;
 	failed += case_check(&c);
 	failed += case_check(find_case("v4 tcp wildcard port"));
 
-	/* the wildcard bit clear: other ports pass, the exact one stays */
-	f = saved;
-	bit = topo_bit(4, "10.0.0.1", IPPROTO_TCP, 0, 0);
-	f.w[bit / 64] &= ~(1ULL << (bit % 64));
-	filter_put(&f);
+	/* the wildcard slot NONE: other ports pass, the exact one stays */
+	t = saved;
+	t.s[topo_slot(4, "10.0.0.1", IPPROTO_TCP, 0, 0)] = RM_VIP_SLOT_NONE;
+	slots_put(&t);
 	c = unmatched(find_case("v4 tcp wildcard port"));
 	failed += case_check(&c);
 	failed += case_check(find_case("v4 tcp exact port"));
 
-	/* the fragment key's bit clear: later fragments pass, the rest
+	/* the fragment key's slot NONE: later fragments pass, the rest
 	 * of the 3-tuple service stays */
-	f = saved;
-	bit = topo_bit(4, "10.0.0.8", IPPROTO_TCP, 0, RM_SVCK_FRAG);
-	f.w[bit / 64] &= ~(1ULL << (bit % 64));
-	filter_put(&f);
+	t = saved;
+	t.s[topo_slot(4, "10.0.0.8", IPPROTO_TCP, 0, RM_SVCK_FRAG)] =
+	    RM_VIP_SLOT_NONE;
+	slots_put(&t);
 	c = unmatched(find_case("v4 tcp later fragment, 3-tuple, 1 tag"));
 	failed += case_check(&c);
 	failed += case_check(find_case("v4 tcp 3-tuple"));
 
-	/* a v6 key's bit clear */
-	f = saved;
-	bit = topo_bit(6, "2001:db8::1", IPPROTO_TCP, 443, 0);
-	f.w[bit / 64] &= ~(1ULL << (bit % 64));
-	filter_put(&f);
+	/* a v6 key's slot NONE */
+	t = saved;
+	t.s[topo_slot(6, "2001:db8::1", IPPROTO_TCP, 443, 0)] =
+	    RM_VIP_SLOT_NONE;
+	slots_put(&t);
 	c = unmatched(find_case("v6 tcp exact port"));
 	failed += case_check(&c);
 	failed += case_check(find_case("v6 udp wildcard 3-tuple"));
 
-	filter_put(&saved);
-	for (i = 0; i < N_CASES; i++)
-		failed += case_check(&cases[i]);
+	slots_put(&saved);
+	failed += all_cases();
 	assert_int_equal(failed, 0);
 }
 

@@ -753,25 +753,38 @@ static void test_frag_and_states(void **state)
 	free(s);
 }
 
-/* rm_vip_filter holds exactly the bits of rm_services' keys after every
- * commit (a superset while one runs), including the fragment keys of
- * 3-tuple services; returns how many keys there are. */
+/* rm_vip_slots holds exactly the slots of rm_services' keys after every
+ * commit, including the fragment keys of 3-tuple services: a slot names
+ * the id of the one key hashing there, and the meta of that id holds
+ * the key unless it is a fragment key; returns how many keys there are. */
 static int filter_matches_keys(struct fx *fx)
 {
-	static struct rm_vip_filter have, want;
+	static struct rm_vip_slots have, want;
 	int sfd = bpf_map__fd(fx->skel->maps.rm_services);
-	int ffd = bpf_map__fd(fx->skel->maps.rm_vip_filter);
+	int ffd = bpf_map__fd(fx->skel->maps.rm_vip_slots);
+	int mfd = bpf_map__fd(fx->skel->maps.rm_svc_meta);
 	struct rm_svc_key k, next;
+	struct rm_svc_meta m;
+	struct rm_svc v;
 	void *prev = NULL;
 	__u32 zero = 0;
 	int keys = 0;
+	__u16 s;
 
 	memset(&want, 0, sizeof(want));
 	assert_int_equal(bpf_map_lookup_elem(ffd, &zero, &have), 0);
 	while (!bpf_map_get_next_key(sfd, prev, &next)) {
-		assert_true(
-		    rm_vip_filter_test(&have, rm_vip_filter_key_bit(&next)));
-		rm_vip_filter_set(&want, &next);
+		assert_int_equal(bpf_map_lookup_elem(sfd, &next, &v), 0);
+		s = rm_vip_slot_get(&have, rm_vip_key_slot(&next));
+		assert_true(s == v.id + 1 || s == RM_VIP_SLOT_MANY);
+		if (!(next.flags & RM_SVCK_FRAG)) {
+			assert_int_equal(bpf_map_lookup_elem(mfd, &v.id, &m),
+					 0);
+			assert_true(m.in_use);
+			assert_int_equal(m.flags, v.flags);
+			assert_memory_equal(&m.key, &next, sizeof(next));
+		}
+		rm_vip_slots_set(&want, &next, v.id);
 		keys++;
 		k = next;
 		prev = &k;
@@ -801,7 +814,7 @@ static void test_vip_filter_tracks_keys(void **state)
 	struct fx *fx = *state;
 	struct op o = {.kind = SVC_DEL};
 	int n = sizeof(svcs) / sizeof(svcs[0]), i, ffd;
-	struct rm_vip_filter *zeroed = calloc(1, sizeof(*zeroed));
+	struct rm_vip_slots *zeroed = calloc(1, sizeof(*zeroed));
 	struct ringmaster_bpf *again = NULL;
 	__u32 zero = 0;
 
@@ -817,16 +830,16 @@ static void test_vip_filter_tracks_keys(void **state)
 	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
 	check_flows(fx, "d6", 6, "2001:db8:30::1", IPPROTO_UDP, 5353, true);
 
-	/* a pin dir from before the filter: its keys' bits come back when
-	 * the program is loaded over it */
-	ffd = bpf_map__fd(fx->skel->maps.rm_vip_filter);
+	/* a pin dir from before the slot table: its keys' slots come back
+	 * when the program is loaded over it */
+	ffd = bpf_map__fd(fx->skel->maps.rm_vip_slots);
 	assert_int_equal(bpf_map_update_elem(ffd, &zero, zeroed, BPF_ANY), 0);
 	assert_int_equal(rm_state_create(fx->pin, &again), 0);
 	ringmaster_bpf__destroy(again);
 	assert_int_equal(filter_matches_keys(fx), 8);
 	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
 
-	/* deletes clear the bits of the keys that go, only those */
+	/* deletes clear the slots of the keys that go, only those */
 	o.svc = "d4"; /* the fragment key stays, with e4 */
 	assert_int_equal(change(fx->pin, &o), 0);
 	assert_int_equal(filter_matches_keys(fx), 7);
@@ -844,11 +857,11 @@ static void test_vip_filter_tracks_keys(void **state)
 		assert_int_equal(change(fx->pin, &o), 0);
 		filter_matches_keys(fx);
 	}
-	/* nothing left: every bit clear */
+	/* nothing left: every slot NONE */
 	assert_int_equal(filter_matches_keys(fx), 0);
 	assert_int_equal(bpf_map_lookup_elem(ffd, &zero, zeroed), 0);
-	for (i = 0; i < (int)RM_VIP_FILTER_WORDS; i++)
-		assert_int_equal(zeroed->w[i], 0);
+	for (i = 0; i < (int)RM_VIP_SLOTS; i++)
+		assert_int_equal(zeroed->s[i], RM_VIP_SLOT_NONE);
 	free(zeroed);
 }
 

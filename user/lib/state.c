@@ -46,7 +46,7 @@ const char *const rm_map_names[RM_M_NR] = {
 	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
 	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
 	[RM_M_CONNS] = RM_MAP_CONNS,
-	[RM_M_VIP_FILTER] = RM_MAP_VIP_FILTER,
+	[RM_M_VIP_SLOTS] = RM_MAP_VIP_SLOTS,
 };
 
 static __thread char errbuf[512];
@@ -293,17 +293,17 @@ static int seed_init(int fd)
 	return 0;
 }
 
-/* OR the bits of every key in rm_services into rm_vip_filter. */
-static int vip_filter_grow(int filter_fd, int services_fd)
+/* Enter the slot of every key in rm_services into rm_vip_slots. */
+static int vip_slots_grow(int slots_fd, int services_fd)
 {
-	struct rm_vip_filter *f = malloc(sizeof(*f));
-	int err = f ? rm_vip_filter_compute(services_fd, f) : -ENOMEM;
+	struct rm_vip_slots *f = malloc(sizeof(*f));
+	int err = f ? rm_vip_slots_compute(services_fd, f) : -ENOMEM;
 
 	if (!err)
-		err = rm_vip_filter_or(filter_fd, f);
+		err = rm_vip_slots_merge(slots_fd, f);
 	free(f);
 	if (err)
-		return fail(err, "cannot fill %s: %s", RM_MAP_VIP_FILTER,
+		return fail(err, "cannot fill %s: %s", RM_MAP_VIP_SLOTS,
 			    strerror(-err));
 	return 0;
 }
@@ -362,10 +362,10 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 	err = seed_init(bpf_map__fd(skel->maps.rm_config));
 	if (err)
 		goto out;
-	/* the filter may be new next to keys pinned by an older build: it
-	 * must hold their bits before any packet meets it */
-	err = vip_filter_grow(bpf_map__fd(skel->maps.rm_vip_filter),
-			      bpf_map__fd(skel->maps.rm_services));
+	/* the slot table may be new next to keys pinned by an older build:
+	 * it must hold their slots before any packet meets it */
+	err = vip_slots_grow(bpf_map__fd(skel->maps.rm_vip_slots),
+			     bpf_map__fd(skel->maps.rm_services));
 	if (err)
 		goto out;
 	if (out) {
@@ -525,8 +525,8 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 		err = check_map(st, RM_M_CONNS, sizeof(struct rm_flow),
 				sizeof(struct rm_conn));
 	if (!err)
-		err = check_map(st, RM_M_VIP_FILTER, 4,
-				sizeof(struct rm_vip_filter));
+		err = check_map(st, RM_M_VIP_SLOTS, 4,
+				sizeof(struct rm_vip_slots));
 	if (err)
 		goto fail;
 	return 0;
@@ -1464,11 +1464,11 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 	int fd = st->fd[RM_M_SERVICES], n, m = 0, err = 0;
 	struct svc_kv *want = calloc(2 * RM_MAX_SERVICES, sizeof(*want));
 	struct rm_svc_key *have = calloc(4 * RM_MAX_SERVICES, sizeof(*have));
-	struct rm_vip_filter *bits = malloc(sizeof(*bits));
+	struct rm_vip_slots *slots = malloc(sizeof(*slots));
 	struct rm_svc_key key;
 	struct rm_svc cur;
 
-	if (!want || !have || !bits) {
+	if (!want || !have || !slots) {
 		err = fail(-ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1489,16 +1489,16 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 			err = fail(-errno, "cannot remove a service key: %s",
 				   strerror(errno));
 	}
-	/* rm_vip_filter stays a superset of the keys (vip_filter.h): the
-	 * bits of new keys go in before the keys do ... */
+	/* every key of rm_services keeps a slot (vip_filter.h): the slots
+	 * of new keys go in before the keys do ... */
 	if (!err) {
-		memset(bits, 0, sizeof(*bits));
+		memset(slots, 0, sizeof(*slots));
 		for (int j = 0; j < n; j++)
-			rm_vip_filter_set(bits, &want[j].k);
-		err = rm_vip_filter_or(st->fd[RM_M_VIP_FILTER], bits);
+			rm_vip_slots_set(slots, &want[j].k, want[j].v.id);
+		err = rm_vip_slots_merge(st->fd[RM_M_VIP_SLOTS], slots);
 		if (err)
 			err = fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_FILTER, strerror(-err));
+				   RM_MAP_VIP_SLOTS, strerror(-err));
 	}
 	for (int j = 0; j < n && !err; j++) {
 		if (!bpf_map_lookup_elem(fd, &want[j].k, &cur) &&
@@ -1511,20 +1511,21 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 				 "rm_services: %s",
 				 new->svc[want[j].v.id].name, strerror(errno));
 	}
-	/* ... and the bits of removed keys come out once they are gone,
-	 * recomputed from what the map holds. On a failure above the filter
-	 * keeps its extra bits: a superset still, which the rollback's own
-	 * sync trims. */
+	/* ... and the slots of removed keys come out once they are gone,
+	 * recomputed from what the map holds, which now agrees with every
+	 * meta in use (rm_plan_apply() wrote them in step 1): only now may a
+	 * slot name an id again. On a failure above the table keeps its
+	 * extra and MANY slots, which the rollback's own sync trims. */
 	if (!err) {
-		err = rm_vip_filter_sync(st->fd[RM_M_VIP_FILTER], fd);
+		err = rm_vip_slots_sync(st->fd[RM_M_VIP_SLOTS], fd);
 		if (err)
 			err = fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_FILTER, strerror(-err));
+				   RM_MAP_VIP_SLOTS, strerror(-err));
 	}
 out:
 	free(want);
 	free(have);
-	free(bits);
+	free(slots);
 	return err;
 }
 
@@ -1602,6 +1603,21 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		}
 		if (!err)
 			err = write_elem(st, RM_M_NODES, i, n);
+	}
+	/* slots naming a service whose meta changes turn MANY first, so
+	 * the data plane never takes a meta rm_services does not agree
+	 * with: it looks such keys up until services_sync() names the ids
+	 * again (rm_vip_filter.h) */
+	if (!err) {
+		__u8 ids[RM_MAX_SERVICES];
+
+		for (__u32 i = 0; i < RM_MAX_SERVICES; i++)
+			ids[i] = all || memcmp(&new->svc[i], &old->svc[i],
+					       sizeof(new->svc[i]));
+		err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
+		if (err)
+			err = fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_SLOTS, strerror(-err));
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!new->svc[i].in_use ||

@@ -34,7 +34,7 @@ enum rm_map_id {
 	RM_M_NODE_STATS,
 	RM_M_TX_PORTS,
 	RM_M_CONNS,
-	RM_M_VIP_FILTER,
+	RM_M_VIP_SLOTS,
 	RM_M_NR
 };
 extern const char *const rm_map_names[RM_M_NR];

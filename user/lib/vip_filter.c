@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rm_vip_filter from userspace: see vip_filter.h. */
+/* rm_vip_slots from userspace: see vip_filter.h. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,75 +7,136 @@
 #include <bpf/bpf.h>
 #include "vip_filter.h"
 
-void rm_vip_filter_set(struct rm_vip_filter *f, const struct rm_svc_key *k)
+static __u16 slot_join(__u16 a, __u16 b)
 {
-	__u32 bit = rm_vip_filter_key_bit(k);
-
-	f->w[bit / 64] |= 1ULL << (bit % 64);
+	if (a == RM_VIP_SLOT_NONE)
+		return b;
+	if (b == RM_VIP_SLOT_NONE || a == b)
+		return a;
+	return RM_VIP_SLOT_MANY;
 }
 
-int rm_vip_filter_compute(int services_fd, struct rm_vip_filter *f)
+void rm_vip_slots_set(struct rm_vip_slots *t, const struct rm_svc_key *k,
+		      __u32 id)
+{
+	__u32 s = rm_vip_key_slot(k);
+	__u16 v = id < RM_MAX_SERVICES ? (__u16)(id + 1) : RM_VIP_SLOT_MANY;
+
+	t->s[s] = slot_join(t->s[s], v);
+}
+
+int rm_vip_slots_compute(int services_fd, struct rm_vip_slots *t)
 {
 	struct rm_svc_key key, prev;
+	struct rm_svc v;
 	void *p = NULL;
 
-	memset(f, 0, sizeof(*f));
+	memset(t, 0, sizeof(*t));
 	while (!bpf_map_get_next_key(services_fd, p, &key)) {
-		rm_vip_filter_set(f, &key);
+		/* a key gone meanwhile needs no slot */
+		if (!bpf_map_lookup_elem(services_fd, &key, &v))
+			rm_vip_slots_set(t, &key, v.id);
+		else if (errno != ENOENT)
+			return -errno;
 		prev = key;
 		p = &prev;
 	}
 	return errno == ENOENT ? 0 : -errno;
 }
 
-int rm_vip_filter_or(int filter_fd, const struct rm_vip_filter *add)
+static int slots_read(int slots_fd, struct rm_vip_slots **out)
 {
-	struct rm_vip_filter *cur = malloc(sizeof(*cur));
-	bool grow = false;
+	struct rm_vip_slots *cur = malloc(sizeof(*cur));
 	__u32 zero = 0;
-	int err = 0;
 
 	if (!cur)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(filter_fd, &zero, cur)) {
-		err = -errno;
-		goto out;
+	if (bpf_map_lookup_elem(slots_fd, &zero, cur)) {
+		int err = -errno;
+
+		free(cur);
+		return err;
 	}
-	for (__u32 i = 0; i < RM_VIP_FILTER_WORDS; i++) {
-		grow |= (add->w[i] & ~cur->w[i]) != 0;
-		cur->w[i] |= add->w[i];
+	*out = cur;
+	return 0;
+}
+
+static int slots_write(int slots_fd, const struct rm_vip_slots *t)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(slots_fd, &zero, t, BPF_ANY) ? -errno : 0;
+}
+
+int rm_vip_slots_merge(int slots_fd, const struct rm_vip_slots *add)
+{
+	struct rm_vip_slots *cur;
+	bool changed = false;
+	int err = slots_read(slots_fd, &cur);
+
+	if (err)
+		return err;
+	for (__u32 i = 0; i < RM_VIP_SLOTS; i++) {
+		__u16 v = slot_join(cur->s[i], add->s[i]);
+
+		changed |= v != cur->s[i];
+		cur->s[i] = v;
 	}
-	if (grow && bpf_map_update_elem(filter_fd, &zero, cur, BPF_ANY))
-		err = -errno;
-out:
+	if (changed)
+		err = slots_write(slots_fd, cur);
 	free(cur);
 	return err;
 }
 
-int rm_vip_filter_add(int filter_fd, const struct rm_svc_key *k)
+int rm_vip_slots_add(int slots_fd, const struct rm_svc_key *k, __u32 id)
 {
-	struct rm_vip_filter *f = calloc(1, sizeof(*f));
+	struct rm_vip_slots *t = calloc(1, sizeof(*t));
 	int err;
 
-	if (!f)
+	if (!t)
 		return -ENOMEM;
-	rm_vip_filter_set(f, k);
-	err = rm_vip_filter_or(filter_fd, f);
-	free(f);
+	rm_vip_slots_set(t, k, id);
+	err = rm_vip_slots_merge(slots_fd, t);
+	free(t);
 	return err;
 }
 
-int rm_vip_filter_sync(int filter_fd, int services_fd)
+int rm_vip_slots_forget(int slots_fd, const __u8 *ids)
 {
-	struct rm_vip_filter *f = malloc(sizeof(*f));
-	__u32 zero = 0;
+	struct rm_vip_slots *cur;
+	bool changed = false;
+	int err = slots_read(slots_fd, &cur);
+
+	if (err)
+		return err;
+	for (__u32 i = 0; i < RM_VIP_SLOTS; i++) {
+		__u16 v = cur->s[i];
+
+		if (v != RM_VIP_SLOT_NONE && v != RM_VIP_SLOT_MANY &&
+		    v - 1 < RM_MAX_SERVICES && ids[v - 1]) {
+			cur->s[i] = RM_VIP_SLOT_MANY;
+			changed = true;
+		}
+	}
+	if (changed)
+		err = slots_write(slots_fd, cur);
+	free(cur);
+	return err;
+}
+
+int rm_vip_slots_sync(int slots_fd, int services_fd)
+{
+	struct rm_vip_slots *t = malloc(sizeof(*t)), *cur = NULL;
 	int err;
 
-	if (!f)
+	if (!t)
 		return -ENOMEM;
-	err = rm_vip_filter_compute(services_fd, f);
-	if (!err && bpf_map_update_elem(filter_fd, &zero, f, BPF_ANY))
-		err = -errno;
-	free(f);
+	err = rm_vip_slots_compute(services_fd, t);
+	if (!err)
+		err = slots_read(slots_fd, &cur);
+	if (!err && memcmp(cur, t, sizeof(*t)))
+		err = slots_write(slots_fd, t);
+	free(cur);
+	free(t);
 	return err;
 }
