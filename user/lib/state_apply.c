@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Changing the live state: validate old -> new, build the plan (every
+ * changed ring off to the side), apply it in an order the data plane
+ * tolerates, and roll back to the old snapshot if a write fails.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "ring_map.h"
+#include "state.h"
+#include "state_int.h"
+#include "util.h"
+#include "vip_filter.h"
+
+/* ---- changing the live state ----------------------------------------- */
+
+static int percpu_zero(struct rm_state *st, enum rm_map_id map, __u32 key,
+		       size_t vsize)
+{
+	void *zeros = calloc(st->ncpus, vsize);
+	int err;
+
+	if (!zeros)
+		return -ENOMEM;
+	err = bpf_map_update_elem(st->fd[map], &key, zeros, BPF_ANY);
+	free(zeros);
+	return err;
+}
+
+static bool key_ok(const struct rm_svc_key *k)
+{
+	if (k->flags & ~RM_SVCK_V6)
+		return false;
+	if (k->proto != 6 && k->proto != 17)
+		return false;
+	return (k->flags & RM_SVCK_V6) ||
+	       (!k->vip[1] && !k->vip[2] && !k->vip[3]);
+}
+
+/* The whole new snapshot must be sound before anything is written. */
+static int validate(const struct rm_snap *old, const struct rm_snap *new,
+		    unsigned int flags)
+{
+	char ifname[IF_NAMESIZE];
+
+	if (!(new->cfg.flags &RM_CFG_SEEDED))
+		return rm_state_fail(-EINVAL, "the state is not seeded: set one with "
+				     "`ringctl seed --set HEX`");
+	for (int i = 0; i < RM_MAX_SERVICES; i++) {
+		const struct rm_svc_meta *m = &new->svc[i];
+
+		if (!m->in_use)
+			continue;
+		if (!rm_name_valid(m->name) || !key_ok(&m->key) ||
+		    m->vnodes < 1 || m->vnodes > RM_MAX_VNODES ||
+		    (m->flags & ~RM_SVC_F_3TUPLE))
+			return rm_state_fail(-EINVAL, "service slot %d is invalid", i);
+		for (int j = 0; j < i; j++)
+			if (new->svc[j].in_use &&
+			    (!strncmp(new->svc[j].name, m->name, RM_NAME_MAX) ||
+			     !memcmp(&new->svc[j].key, &m->key,
+				     sizeof(m->key))))
+				return rm_state_fail(-EEXIST,
+					    "services '%s' and '%s' "
+					    "collide",
+					    new->svc[j].name, m->name);
+	}
+	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
+		const struct rm_node *n = &new->node[i];
+
+		if (n->state == RM_NODE_FREE)
+			continue;
+		if (n->state > RM_NODE_DOWN || n->svc_id >= RM_MAX_SERVICES ||
+		    !new->svc[n->svc_id].in_use || !rm_name_valid(n->name) ||
+		    n->weight < 1 || n->weight > RM_MAX_WEIGHT)
+			return rm_state_fail(-EINVAL, "node slot %u is invalid", i);
+		/* unchanged nodes may sit on a vanished interface: only
+		 * what this change writes must be reachable */
+		if (!(flags & RM_APPLY_ALL) &&
+		    !memcmp(n, &old->node[i], sizeof(*n)))
+			continue;
+		if (!if_indextoname(n->ifindex, ifname))
+			return rm_state_fail(-ENODEV,
+				    "node '%s': interface %s "
+				    "(ifindex %u) is gone",
+				    n->name, n->dev, n->ifindex);
+	}
+	return 0;
+}
+
+/* Services whose ring input (seed, vnodes, active nodes) differs. */
+static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
+			 unsigned int flags, bool *dirty)
+{
+	bool all =
+	    (flags & RM_APPLY_ALL) ||
+	    memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(new->cfg.seed));
+
+	for (int i = 0; i < RM_MAX_SERVICES; i++)
+		dirty[i] = all || !old->svc[i].in_use ||
+			   old->svc[i].vnodes != new->svc[i].vnodes;
+	for (int i = 0; i < RM_MAX_NODES; i++) {
+		const struct rm_node *o = &old->node[i], *n = &new->node[i];
+		bool oa = o->state == RM_NODE_ACTIVE;
+		bool na = n->state == RM_NODE_ACTIVE;
+
+		if (oa == na &&
+		    (!oa || (o->svc_id == n->svc_id && o->weight == n->weight &&
+			     !strncmp(o->name, n->name, RM_NAME_MAX))))
+			continue;
+		if (oa && o->svc_id < RM_MAX_SERVICES)
+			dirty[o->svc_id] = true;
+		if (na && n->svc_id < RM_MAX_SERVICES)
+			dirty[n->svc_id] = true;
+	}
+	for (int i = 0; i < RM_MAX_SERVICES; i++)
+		dirty[i] = dirty[i] && new->svc[i].in_use;
+}
+
+/* A new inner array holding r, filled before anyone can see it. */
+static int ring_map_create(const struct rm_ring *r, __u32 svc)
+{
+	__u32 n = rm_ring_nslots(r);
+	struct rm_slot *slots = calloc(n, sizeof(*slots));
+	char name[16];
+	int fd;
+
+	if (!slots)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	rm_ring_encode(r, slots, n);
+	snprintf(name, sizeof(name), "rm_ring_%u", svc);
+	fd = rm_ring_map_create(slots, n, name);
+	free(slots);
+	if (fd < 0)
+		return rm_state_fail(fd, "cannot create a ring map of %u slots: %s", n,
+			    strerror(-fd));
+	return fd;
+}
+
+void rm_plan_free(struct rm_plan *p)
+{
+	for (int i = 0; i < RM_MAX_SERVICES; i++) {
+		if (p->fd[i] >= 0)
+			close(p->fd[i]);
+		p->fd[i] = -1;
+		rm_ring_free(&p->ring[i]);
+		p->changed[i] = false;
+	}
+}
+
+int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, unsigned int flags,
+		  struct rm_plan *p)
+{
+	int err;
+
+	(void)st;
+	memset(p, 0, sizeof(*p));
+	p->flags = flags;
+	for (int i = 0; i < RM_MAX_SERVICES; i++)
+		p->fd[i] = -1;
+	err = validate(old, new, flags);
+	if (err)
+		return err;
+	mark_changed(old, new, flags, p->changed);
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		if (!p->changed[i])
+			continue;
+		err = rm_snap_ring(new, i, &p->ring[i]);
+		if (!err && !(flags & RM_APPLY_DRY_RUN)) {
+			p->fd[i] = ring_map_create(&p->ring[i], i);
+			err = p->fd[i] < 0 ? p->fd[i] : 0;
+		}
+		if (err) {
+			rm_plan_free(p);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int tx_port_add(struct rm_state *st, __u32 ifindex)
+{
+	struct bpf_devmap_val v = {.ifindex = ifindex, .bpf_prog.fd = -1};
+	struct bpf_devmap_val cur;
+
+	if (st->tx_vsize > sizeof(cur))
+		return rm_state_fail(-EPROTO, "rm_tx_ports has an unknown value size");
+	if (!bpf_map_lookup_elem(st->fd[RM_M_TX_PORTS], &ifindex, &cur) &&
+	    cur.ifindex == ifindex)
+		return 0;
+	if (bpf_map_update_elem(st->fd[RM_M_TX_PORTS], &ifindex, &v, BPF_ANY))
+		return rm_state_fail(-errno, "cannot add ifindex %u to rm_tx_ports: %s",
+			    ifindex, strerror(errno));
+	return 0;
+}
+
+static bool ifindex_used(const struct rm_snap *s, __u32 ifindex)
+{
+	for (int i = 0; i < RM_MAX_NODES; i++)
+		if (s->node[i].state != RM_NODE_FREE &&
+		    s->node[i].ifindex == ifindex)
+			return true;
+	return false;
+}
+
+/* Add v to the n distinct values of set (few: one per egress device). */
+static void add_distinct(__u32 *set, __u32 *n, __u32 v)
+{
+	for (__u32 i = 0; i < *n; i++)
+		if (set[i] == v)
+			return;
+	if (*n < RM_MAX_NODES)
+		set[(*n)++] = v;
+}
+
+/* Ports no node of new uses: those old used, or with ALL every port. */
+static int tx_ports_prune(struct rm_state *st, const struct rm_snap *old,
+			  const struct rm_snap *new, bool all)
+{
+	int fd = st->fd[RM_M_TX_PORTS];
+	__u32 key, next, *gone = calloc(RM_MAX_NODES, sizeof(*gone)), n = 0;
+	int err = 0;
+
+	if (!gone)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	for (int i = 0; i < RM_MAX_NODES; i++)
+		if (old->node[i].state != RM_NODE_FREE)
+			add_distinct(gone, &n, old->node[i].ifindex);
+	for (void *prev = NULL; all && !bpf_map_get_next_key(fd, prev, &next);
+	     prev = &key) {
+		add_distinct(gone, &n, next);
+		key = next;
+	}
+	for (__u32 i = 0; i < n && !err; i++)
+		if (!ifindex_used(new, gone[i]) &&
+		    bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT)
+			err = rm_state_fail(-errno,
+				   "cannot remove ifindex %u from "
+				   "rm_tx_ports: %s",
+				   gone[i], strerror(errno));
+	free(gone);
+	return err;
+}
+
+struct svc_kv {
+	struct rm_svc_key k;
+	struct rm_svc v;
+};
+
+/* rm_services as new describes it. A fragment entry is shared by every
+ * 3-tuple service of a (VIP, proto): it keeps pointing where it points
+ * while that service stays, else to the lowest id. */
+static int services_want(struct rm_state *st, const struct rm_snap *new,
+			 struct svc_kv *want)
+{
+	int n = 0;
+
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		const struct rm_svc_meta *m = &new->svc[i];
+		struct rm_svc cur;
+		struct rm_svc_key fk;
+		bool have = false;
+
+		if (!m->in_use)
+			continue;
+		want[n].k = m->key;
+		want[n].v.id = i;
+		want[n++].v.flags = m->flags;
+		if (!(m->flags & RM_SVC_F_3TUPLE))
+			continue;
+		fk = m->key;
+		fk.port = 0;
+		fk.flags |= RM_SVCK_FRAG;
+		for (int j = 0; j < n && !have; j++)
+			have = !memcmp(&want[j].k, &fk, sizeof(fk));
+		if (have)
+			continue;
+		want[n].k = fk;
+		want[n].v.id = i;
+		want[n].v.flags = RM_SVC_F_3TUPLE;
+		if (!bpf_map_lookup_elem(st->fd[RM_M_SERVICES], &fk, &cur) &&
+		    cur.id < RM_MAX_SERVICES && new->svc[cur.id].in_use &&
+		    (new->svc[cur.id].flags &RM_SVC_F_3TUPLE) &&
+		    new->svc[cur.id].key.proto == fk.proto &&
+		    !memcmp(new->svc[cur.id].key.vip, fk.vip, sizeof(fk.vip)) &&
+		    (new->svc[cur.id].key.flags &RM_SVCK_V6) ==
+			(fk.flags & RM_SVCK_V6))
+			want[n].v.id = cur.id;
+		n++;
+	}
+	return n;
+}
+
+static int services_sync(struct rm_state *st, const struct rm_snap *new)
+{
+	int fd = st->fd[RM_M_SERVICES], n, m = 0, err = 0;
+	struct svc_kv *want = calloc(2 * RM_MAX_SERVICES, sizeof(*want));
+	struct rm_svc_key *have = calloc(4 * RM_MAX_SERVICES, sizeof(*have));
+	struct rm_vip_slots *slots = malloc(sizeof(*slots));
+	struct rm_svc_key key;
+	struct rm_svc cur;
+
+	if (!want || !have || !slots) {
+		err = rm_state_fail(-ENOMEM, "out of memory");
+		goto out;
+	}
+	n = services_want(st, new, want);
+	for (void *prev = NULL; m < 4 * RM_MAX_SERVICES &&
+				!bpf_map_get_next_key(fd, prev, &have[m]);
+	     prev = &key)
+		key = have[m++];
+	/* stale keys go first, so a key moving between services never
+	 * finds its old owner half removed */
+	for (int i = 0; i < m && !err; i++) {
+		bool keep = false;
+
+		for (int j = 0; j < n && !keep; j++)
+			keep = !memcmp(&want[j].k, &have[i], sizeof(key));
+		if (!keep && bpf_map_delete_elem(fd, &have[i]) &&
+		    errno != ENOENT)
+			err = rm_state_fail(-errno, "cannot remove a service key: %s",
+				   strerror(errno));
+	}
+	/* every key of rm_services keeps a slot (vip_filter.h): the slots
+	 * of new keys go in before the keys do ... */
+	if (!err) {
+		memset(slots, 0, sizeof(*slots));
+		for (int j = 0; j < n; j++)
+			rm_vip_slots_set(slots, &want[j].k, want[j].v.id);
+		err = rm_vip_slots_merge(st->fd[RM_M_VIP_SLOTS], slots);
+		if (err)
+			err = rm_state_fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_SLOTS, strerror(-err));
+	}
+	for (int j = 0; j < n && !err; j++) {
+		if (!bpf_map_lookup_elem(fd, &want[j].k, &cur) &&
+		    !memcmp(&cur, &want[j].v, sizeof(cur)))
+			continue;
+		if (bpf_map_update_elem(fd, &want[j].k, &want[j].v, BPF_ANY))
+			err =
+			    rm_state_fail(-errno,
+				 "cannot insert service '%s' into "
+				 "rm_services: %s",
+				 new->svc[want[j].v.id].name, strerror(errno));
+	}
+	/* ... and the slots of removed keys come out once they are gone,
+	 * recomputed from what the map holds, which now agrees with every
+	 * meta in use (rm_plan_apply() wrote them in step 1): only now may a
+	 * slot name an id again. On a failure above the table keeps its
+	 * extra and MANY slots, which the rollback's own sync trims. */
+	if (!err) {
+		err = rm_vip_slots_sync(st->fd[RM_M_VIP_SLOTS], fd);
+		if (err)
+			err = rm_state_fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_SLOTS, strerror(-err));
+	}
+out:
+	free(want);
+	free(have);
+	free(slots);
+	return err;
+}
+
+/* Wait until every XDP run that could have read the old rings is over:
+ * programs run inside RCU read-side sections and MEMBARRIER_CMD_GLOBAL
+ * is synchronize_rcu(). Where it is refused (nohz_full), sleep instead.
+ * An update or delete of a map-in-map slot from userspace already waits
+ * for running programs before it returns (maybe_wait_bpf_programs(), since
+ * Linux 4.20), so this is only needed when no ring was written. */
+static void rcu_grace(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(100 * 1000);
+}
+
+static int write_elem(struct rm_state *st, enum rm_map_id map, __u32 key,
+		      const void *val)
+{
+	if (bpf_map_update_elem(st->fd[map], &key, val, BPF_ANY))
+		return rm_state_fail(-errno, "cannot write %s[%u]: %s",
+			    rm_map_names[map], key, strerror(errno));
+	return 0;
+}
+
+static bool same_node(const struct rm_node *a, const struct rm_node *b)
+{
+	return a->state != RM_NODE_FREE && b->state != RM_NODE_FREE &&
+	       a->svc_id == b->svc_id &&
+	       !strncmp(a->name, b->name, RM_NAME_MAX);
+}
+
+int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, struct rm_plan *p)
+{
+	bool all = p->flags & RM_APPLY_ALL, grace = false, waited = false;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (p->flags & RM_APPLY_DRY_RUN)
+		return 0;
+	/* 1: egress ports and records a ring may point at after step 4 */
+	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++) {
+		const struct rm_node *n = &new->node[i];
+
+		if (n->state == RM_NODE_FREE ||
+		    (!all && !memcmp(n, &old->node[i], sizeof(*n))))
+			continue;
+		err = tx_port_add(st, n->ifindex);
+		if (err || n->state != RM_NODE_ACTIVE)
+			continue;
+		/* a new owner of the slot starts with clean traffic */
+		if (!same_node(n, &old->node[i]) &&
+		    percpu_zero(st, RM_M_NODE_STATS, i,
+				sizeof(struct rm_traffic)))
+			err = rm_state_fail(-errno, "cannot reset rm_node_stats[%u]", i);
+		/* a slot no ring names taking a new gen (a new owner): the
+		 * old record made unusable (its state alone changes), the
+		 * new one written parked (state FREE), then made ACTIVE. An
+		 * update copies the record in place, so a packet reading it
+		 * meanwhile could pair a usable state with the old gen and
+		 * the new MAC, and send a flow the table remembers for the
+		 * old node to the new one; this way every write changes the
+		 * state alone or happens while every mix is FREE */
+		if (!err && n->gen != old->node[i].gen &&
+		    old->node[i].state != RM_NODE_ACTIVE) {
+			struct rm_node parked = old->node[i];
+
+			parked.state = RM_NODE_FREE;
+			if (old->node[i].state != RM_NODE_FREE)
+				err = write_elem(st, RM_M_NODES, i, &parked);
+			parked = *n;
+			parked.state = RM_NODE_FREE;
+			if (!err)
+				err = write_elem(st, RM_M_NODES, i, &parked);
+		}
+		if (!err)
+			err = write_elem(st, RM_M_NODES, i, n);
+	}
+	/* slots naming a service whose meta changes turn MANY first, so
+	 * the data plane never takes a meta rm_services does not agree
+	 * with: it looks such keys up until services_sync() names the ids
+	 * again (rm_vip_filter.h) */
+	if (!err) {
+		__u8 ids[RM_MAX_SERVICES];
+
+		for (__u32 i = 0; i < RM_MAX_SERVICES; i++)
+			ids[i] = all || memcmp(&new->svc[i], &old->svc[i],
+					       sizeof(new->svc[i]));
+		err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
+		if (err)
+			err = rm_state_fail(err, "cannot write %s: %s",
+				   RM_MAP_VIP_SLOTS, strerror(-err));
+	}
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
+		if (!new->svc[i].in_use ||
+		    (!all &&
+		     !memcmp(&new->svc[i], &old->svc[i], sizeof(new->svc[i]))))
+			continue;
+		if (!old->svc[i].in_use &&
+		    percpu_zero(st, RM_M_SVC_STATS, i,
+				sizeof(struct rm_traffic)))
+			err = rm_state_fail(-errno, "cannot reset rm_svc_stats[%u]", i);
+		if (!err)
+			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
+	}
+	/* 2: seed, after the rings for it are built and just before they
+	 * are swapped in, to keep the mixed window short */
+	if (!err && (all || memcmp(&old->cfg, &new->cfg, sizeof(new->cfg))))
+		err = write_elem(st, RM_M_CONFIG, zero, &new->cfg);
+	/* 3: each ring in one update: packets see the old or the new */
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
+		if (p->changed[i]) {
+			err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
+			waited = !err;
+		}
+	/* 4: service keys, once their rings are in */
+	if (!err)
+		err = services_sync(st, new);
+	/* 5: rings of deleted services, once no key leads to them */
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
+		if (!new->svc[i].in_use && (all || old->svc[i].in_use)) {
+			if (!bpf_map_delete_elem(st->fd[RM_M_RINGS], &i))
+				waited = true;
+			else if (errno != ENOENT)
+				err = rm_state_fail(-errno, "cannot remove ring %u: %s",
+					   i, strerror(errno));
+		}
+	/* 6: records leaving the rings, once no packet can be on its way */
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (old->node[i].state == RM_NODE_ACTIVE &&
+		    new->node[i].state != RM_NODE_ACTIVE)
+			grace = true;
+	if (!err && grace && !waited)
+		rcu_grace();
+	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
+		if (new->node[i].state != RM_NODE_ACTIVE &&
+		    (all || memcmp(&new->node[i], &old->node[i],
+				   sizeof(new->node[i]))))
+			err = write_elem(st, RM_M_NODES, i, &new->node[i]);
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
+		if (!new->svc[i].in_use &&
+		    (all ||
+		     memcmp(&new->svc[i], &old->svc[i], sizeof(new->svc[i]))))
+			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
+	/* 7: egress ports nobody uses any more */
+	if (!err)
+		err = tx_ports_prune(st, old, new, all);
+	return err;
+}
+
+int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
+		    const struct rm_snap *new, unsigned int flags)
+{
+	struct rm_plan *p = calloc(1, sizeof(*p));
+	struct rm_snap *cur = NULL;
+	char why[sizeof(rm_errbuf)];
+	int err, rerr;
+
+	if (!p)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	err = rm_plan_build(st, old, new, flags & RM_APPLY_ALL, p);
+	if (err)
+		goto out;
+	err = rm_plan_apply(st, old, new, p);
+	rm_plan_free(p);
+	if (!err)
+		goto out;
+	/* half applied: put every map back as old describes it */
+	snprintf(why, sizeof(why), "%s", rm_errbuf);
+	cur = malloc(sizeof(*cur));
+	rerr = cur ? rm_state_read(st, cur) : -ENOMEM;
+	if (!rerr)
+		rerr = rm_plan_build(st, cur, old, RM_APPLY_ALL, p);
+	if (!rerr)
+		rerr = rm_plan_apply(st, cur, old, p);
+	if (rerr) {
+		char rwhy[sizeof(rm_errbuf)]; /* rm_state_fail() writes rm_errbuf */
+
+		snprintf(rwhy, sizeof(rwhy), "%s", rm_errbuf);
+		rm_state_fail(err,
+		     "%s; rolling back failed too (%s): restore a saved "
+		     "configuration",
+		     why, rwhy);
+	}
+	else
+		rm_state_fail(err, "%s (rolled back, nothing changed)", why);
+out:
+	rm_plan_free(p);
+	free(p);
+	free(cur);
+	return err;
+}

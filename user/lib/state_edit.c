@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Editing a snapshot in memory: look services and nodes up, add and
+ * remove them, and build a service's ring. Nothing here touches the maps.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "state.h"
+#include "state_int.h"
+#include "util.h"
+
+/* ---- editing a snapshot ---------------------------------------------- */
+
+const char *rm_node_state_name(__u32 state)
+{
+	switch (state) {
+	case RM_NODE_FREE:
+		return "free";
+	case RM_NODE_ACTIVE:
+		return "active";
+	case RM_NODE_DRAINING:
+		return "draining";
+	case RM_NODE_DOWN:
+		return "down";
+	default:
+		return "?";
+	}
+}
+
+int rm_snap_find_svc(const struct rm_snap *s, const char *name)
+{
+	for (int i = 0; i < RM_MAX_SERVICES; i++)
+		if (s->svc[i].in_use &&
+		    !strncmp(s->svc[i].name, name, RM_NAME_MAX))
+			return i;
+	return -1;
+}
+
+int rm_snap_find_node(const struct rm_snap *s, __u32 svc, const char *name)
+{
+	for (int i = 0; i < RM_MAX_NODES; i++)
+		if (s->node[i].state != RM_NODE_FREE &&
+		    s->node[i].svc_id == svc &&
+		    !strncmp(s->node[i].name, name, RM_NAME_MAX))
+			return i;
+	return -1;
+}
+
+static void key_text(const struct rm_svc_key *k, char *out, size_t len)
+{
+	char addr[64];
+
+	rm_format_addr(k->vip,
+		       k->flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
+		       addr, sizeof(addr));
+	snprintf(out, len, "%s port %u/%s", addr, ntohs(k->port),
+		 rm_proto_name(k->proto));
+}
+
+int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
+		    const struct rm_svc_meta *m)
+{
+	int id = -1, i;
+	char kt[96];
+
+	if (!rm_name_valid(m->name))
+		return rm_state_fail(-EINVAL,
+			    "service name '%.*s' is invalid: use "
+			    "1-%d characters [A-Za-z0-9._-]",
+			    RM_NAME_MAX, m->name, RM_NAME_MAX - 1);
+	if (m->vnodes < 1 || m->vnodes > RM_MAX_VNODES)
+		return rm_state_fail(-EINVAL, "--vnodes %u out of range 1-%u", m->vnodes,
+			    RM_MAX_VNODES);
+	if (rm_snap_find_svc(s, m->name) >= 0)
+		return rm_state_fail(-EEXIST,
+			    "service '%s' already exists (ringctl "
+			    "service list shows it)",
+			    m->name);
+	for (i = 0; i < RM_MAX_SERVICES; i++)
+		if (s->svc[i].in_use &&
+		    !memcmp(&s->svc[i].key, &m->key, sizeof(m->key))) {
+			key_text(&m->key, kt, sizeof(kt));
+			return rm_state_fail(-EEXIST,
+				    "service '%s' already serves %s: "
+				    "delete it first",
+				    s->svc[i].name, kt);
+		}
+	/* the same service as before keeps its id, so restoring an
+	 * unchanged configuration changes nothing */
+	i = rm_snap_find_svc(base, m->name);
+	if (i >= 0 && !s->svc[i].in_use &&
+	    !memcmp(&base->svc[i].key, &m->key, sizeof(m->key)) &&
+	    base->svc[i].flags == m->flags)
+		id = i;
+	for (i = 0; i < RM_MAX_SERVICES && id < 0; i++)
+		if (!s->svc[i].in_use && !base->svc[i].in_use)
+			id = i;
+	if (id < 0)
+		return rm_state_fail(-ENOSPC,
+			    "no free service slot (limit %d): delete "
+			    "a service first",
+			    RM_MAX_SERVICES);
+	memset(&s->svc[id], 0, sizeof(s->svc[id]));
+	rm_name_copy(s->svc[id].name, m->name, RM_NAME_MAX);
+	s->svc[id].key = m->key;
+	s->svc[id].flags = m->flags;
+	s->svc[id].vnodes = m->vnodes;
+	s->svc[id].in_use = 1;
+	return id;
+}
+
+void rm_snap_node_del(struct rm_snap *s, __u32 slot)
+{
+	__u32 gen = s->node[slot].gen;
+
+	/* gen survives, so the next owner of the slot gets a new one */
+	memset(&s->node[slot], 0, sizeof(s->node[slot]));
+	s->node[slot].gen = gen;
+}
+
+void rm_snap_svc_del(struct rm_snap *s, __u32 svc)
+{
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (s->node[i].state != RM_NODE_FREE &&
+		    s->node[i].svc_id == svc)
+			rm_snap_node_del(s, i);
+	memset(&s->svc[svc], 0, sizeof(s->svc[svc]));
+}
+
+int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6])
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	if (!dev || !*dev || strlen(dev) >= IFNAMSIZ)
+		return rm_state_fail(-EINVAL, "interface name '%s' is invalid",
+			    dev ? dev : "");
+	*ifindex = if_nametoindex(dev);
+	if (!*ifindex)
+		return rm_state_fail(-ENODEV,
+			    "interface '%s' not found (`ip link` "
+			    "lists them)",
+			    dev);
+	memset(&ifr, 0, sizeof(ifr));
+	strncpy(ifr.ifr_name, dev, IFNAMSIZ - 1);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = rm_state_fail(-errno, "cannot read the MAC of '%s': %s", dev,
+			   strerror(errno));
+	else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER &&
+		 ifr.ifr_hwaddr.sa_family != ARPHRD_LOOPBACK)
+		err = rm_state_fail(-EINVAL,
+			   "interface '%s' is not Ethernet: nodes "
+			   "are reached by MAC",
+			   dev);
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
+		     const char *name, const __u8 mac[6], const char *dev,
+		     __u32 weight)
+{
+	static const __u8 zero[6];
+	const struct rm_node *b;
+	struct rm_node *n;
+	__u8 src[6];
+	__u32 ifindex;
+	int slot, i, err;
+
+	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)
+		return rm_state_fail(-ENOENT, "no such service id %u", svc);
+	if (!rm_name_valid(name))
+		return rm_state_fail(-EINVAL,
+			    "node name '%s' is invalid: use 1-%d "
+			    "characters [A-Za-z0-9._-]",
+			    name, RM_NAME_MAX - 1);
+	if (weight < 1 || weight > RM_MAX_WEIGHT)
+		return rm_state_fail(-ERANGE, "weight %u out of range 1-%u", weight,
+			    RM_MAX_WEIGHT);
+	if (!memcmp(mac, zero, 6) || (mac[0] & 1))
+		return rm_state_fail(-EINVAL,
+			    "MAC of node '%s' must be a unicast "
+			    "address",
+			    name);
+	if (rm_snap_find_node(s, svc, name) >= 0)
+		return rm_state_fail(-EEXIST,
+			    "node '%s' already exists in service "
+			    "'%s'",
+			    name, s->svc[svc].name);
+	err = rm_dev_info(dev, &ifindex, src);
+	if (err)
+		return err;
+	/* the same node as before keeps its slot (restore) */
+	slot = rm_snap_find_node(base, svc, name);
+	if (slot >= 0 && s->node[slot].state != RM_NODE_FREE)
+		slot = -1;
+	/* otherwise a slot free before and after, never one this change
+	 * frees: the data plane may still be looking at that one */
+	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
+		if (s->node[i].state == RM_NODE_FREE &&
+		    base->node[i].state == RM_NODE_FREE)
+			slot = i;
+	if (slot < 0)
+		return rm_state_fail(-ENOSPC,
+			    "no free node slot (limit %d): delete a "
+			    "node first",
+			    RM_MAX_NODES);
+	n = &s->node[slot];
+	b = &base->node[slot];
+	/* entries remembering (slot, gen) keep reaching the slot only if it
+	 * is still the very same node: same name, MAC and interface */
+	if (b->state != RM_NODE_FREE && !memcmp(b->mac, mac, 6) &&
+	    b->ifindex == ifindex)
+		n->gen = b->gen;
+	else
+		n->gen = (n->gen > b->gen ? n->gen : b->gen) + 1;
+	memcpy(n->mac, mac, 6);
+	memcpy(n->src_mac, src, 6);
+	n->ifindex = ifindex;
+	n->state = RM_NODE_ACTIVE;
+	n->svc_id = svc;
+	n->weight = weight;
+	rm_name_copy(n->name, name, sizeof(n->name));
+	rm_name_copy(n->dev, dev, sizeof(n->dev));
+	return slot;
+}
+
+void rm_snap_node_state(struct rm_snap *s, __u32 slot, __u32 state)
+{
+	/* anything remembering (slot, gen) must see the node went away */
+	if (state == RM_NODE_DOWN && s->node[slot].state != RM_NODE_DOWN)
+		s->node[slot].gen++;
+	s->node[slot].state = state;
+}
+
+static const char *ring_err(int err)
+{
+	switch (err) {
+	case -E2BIG:
+		return "ring too large (nodes x weight x vnodes over the "
+		       "limit): lower the weights or the service's --vnodes";
+	case -EEXIST:
+		return "duplicate node name";
+	case -ERANGE:
+		return "weight out of range";
+	case -EINVAL:
+		return "bad node name or vnode count";
+	default:
+		return strerror(-err);
+	}
+}
+
+int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
+{
+	struct rm_node_spec *specs;
+	__u32 n = 0;
+	int err;
+
+	specs = calloc(RM_MAX_NODES, sizeof(*specs));
+	if (!specs)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
+		const struct rm_node *nd = &s->node[i];
+
+		if (nd->state != RM_NODE_ACTIVE || nd->svc_id != svc)
+			continue;
+		rm_name_copy(specs[n].name, nd->name, RM_NAME_MAX);
+		specs[n].weight = nd->weight;
+		specs[n].id = i;
+		n++;
+	}
+	err = rm_ring_build(&s->cfg.seed, specs, n, s->svc[svc].vnodes, r);
+	free(specs);
+	if (err)
+		return rm_state_fail(err, "service '%s': %s", s->svc[svc].name,
+			    ring_err(err));
+	return 0;
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live state, read side: whole snapshots, a service's ring slots decoded
+ * back into node specs, counters, and the connection table.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "state.h"
+#include "state_int.h"
+
+/* ---- reading --------------------------------------------------------- */
+
+int rm_state_read(struct rm_state *st, struct rm_snap *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (bpf_map_lookup_elem(st->fd[RM_M_CONFIG], &zero, &s->cfg))
+		return rm_state_fail(-errno, "cannot read rm_config: %s",
+			    strerror(errno));
+	err = rm_array_read(st->fd[RM_M_SVC_META], RM_MAX_SERVICES,
+			 sizeof(s->svc[0]), s->svc);
+	if (!err)
+		err = rm_array_read(st->fd[RM_M_NODES], RM_MAX_NODES,
+				 sizeof(s->node[0]), s->node);
+	if (err)
+		return rm_state_fail(err, "cannot read the pinned maps: %s",
+			    strerror(-err));
+	return 0;
+}
+
+int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
+			__u32 *nslots)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), id;
+	int fd = -1, err, tries;
+
+	*slots = NULL;
+	/* the ring may be replaced (and its map freed) between reading its
+	 * id and opening it: try again, the new one is there then */
+	for (tries = 0; tries < 5 && fd < 0; tries++) {
+		if (bpf_map_lookup_elem(st->fd[RM_M_RINGS], &svc, &id))
+			return rm_state_fail(-ENOENT,
+				    "service id %u has no ring "
+				    "installed",
+				    svc);
+		fd = bpf_map_get_fd_by_id(id);
+	}
+	if (fd < 0)
+		return rm_state_fail(-errno, "cannot open the ring of service id %u: %s",
+			    svc, strerror(errno));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && info.value_size != sizeof(struct rm_slot))
+		err = -EPROTO;
+	if (!err) {
+		*slots = calloc(info.max_entries, sizeof(**slots));
+		err = *slots ? rm_array_read(fd, info.max_entries, sizeof(**slots),
+					  *slots)
+			     : -ENOMEM;
+	}
+	close(fd);
+	if (err) {
+		free(*slots);
+		*slots = NULL;
+		return rm_state_fail(err, "cannot read the ring of service id %u: %s",
+			    svc, strerror(-err));
+	}
+	*nslots = info.max_entries;
+	return 0;
+}
+
+static int spec_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct rm_node_spec *)a)->name,
+		      ((const struct rm_node_spec *)b)->name);
+}
+
+/* Is slots exactly what r encodes to? */
+static bool encodes_to(const struct rm_ring *r, const struct rm_slot *slots,
+		       __u32 nslots)
+{
+	__u32 m = rm_ring_nslots(r);
+	struct rm_slot *want;
+	bool same;
+
+	if (m != nslots)
+		return false;
+	want = calloc(m, sizeof(*want));
+	same = want && !rm_ring_encode(r, want, m) &&
+	       !memcmp(want, slots, (size_t)m * sizeof(*want));
+	free(want);
+	return same;
+}
+
+/* Entry i of an encoded ring: two per slot after the index (rm_common.h,
+ * struct rm_slot). The only place that knows the entry layout. */
+static void entry_at(const struct rm_slot *e, __u32 i, __u32 *point,
+		     __u32 *id)
+{
+	const struct rm_slot *s = &e[i >> 1];
+
+	*point = i & 1 ? s->c : s->a;
+	*id = i & 1 ? s->d : s->b;
+}
+
+/* Read the entries back; node names and weights come from s. */
+static int decode_entries(const struct rm_slot *slots, __u32 nslots,
+			  const struct rm_snap *s, __u32 svc,
+			  struct rm_ring *r)
+{
+	__u32 n = slots[0].a, bits = slots[0].b, k = 0, point, id;
+	const struct rm_slot *e = slots + 1 + (1u << (bits & 31));
+	int *idx = NULL, err = -EINVAL;
+
+	if (bits < RM_INDEX_BITS_MIN || bits > RM_INDEX_BITS_MAX ||
+	    n > RM_MAX_RING_ENTRIES || RM_RING_SLOTS(bits, n) > nslots)
+		return -EINVAL;
+	idx = malloc(RM_MAX_NODES * sizeof(*idx));
+	r->nodes = calloc(RM_MAX_NODES_PER_RING, sizeof(*r->nodes));
+	r->entries = calloc(n ? n : 1, sizeof(*r->entries));
+	if (!idx || !r->nodes || !r->entries) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(idx, 0xff, RM_MAX_NODES * sizeof(*idx));
+	for (__u32 i = 0; i < n; i++) {
+		struct rm_node_spec *ns = &r->nodes[k];
+
+		entry_at(e, i, &point, &id);
+		if (id >= RM_MAX_NODES)
+			goto out;
+		if (idx[id] >= 0)
+			continue;
+		if (k == RM_MAX_NODES_PER_RING)
+			goto out;
+		idx[id] = (int)k++;
+		ns->id = id;
+		ns->weight = s->node[id].weight;
+		if (s->node[id].state != RM_NODE_FREE &&
+		    s->node[id].svc_id == svc)
+			rm_name_copy(ns->name, s->node[id].name, RM_NAME_MAX);
+		else /* a slot the ring should no longer name */
+			snprintf(ns->name, RM_NAME_MAX, "#%u", id);
+	}
+	qsort(r->nodes, k, sizeof(*r->nodes), spec_by_name);
+	for (__u32 i = 0; i < k; i++)
+		idx[r->nodes[i].id] = (int)i;
+	for (__u32 i = 0; i < n; i++) {
+		entry_at(e, i, &point, &id);
+		r->entries[i].point = point;
+		r->entries[i].node = (__u32)idx[id];
+	}
+	r->seed = s->cfg.seed;
+	r->vnodes = s->svc[svc].vnodes;
+	r->n_nodes = k;
+	r->n = n;
+	err = 0;
+out:
+	free(idx);
+	return err;
+}
+
+int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
+		   const struct rm_snap *s, __u32 svc, struct rm_ring *r)
+{
+	int err = -EINVAL;
+
+	/* the usual case: the kernel holds exactly the ring the snapshot
+	 * builds, names and weights included */
+	if (!rm_snap_ring(s, svc, r)) {
+		if (encodes_to(r, slots, nslots))
+			return 0;
+		rm_ring_free(r);
+	}
+	memset(r, 0, sizeof(*r));
+	if (nslots)
+		err = decode_entries(slots, nslots, s, svc, r);
+	/* read back right only if it encodes to the very same slots */
+	if (!err && !encodes_to(r, slots, nslots))
+		err = -EINVAL;
+	if (!err)
+		return 0;
+	rm_ring_free(r);
+	if (err == -ENOMEM)
+		return rm_state_fail(err, "out of memory");
+	return rm_state_fail(err,
+		    "the ring of service '%s' is corrupt (%u slots): "
+		    "`ringctl save | ringctl restore -` rebuilds it",
+		    s->svc[svc].name, nslots);
+}
+
+/* Per-CPU values of key: nfields u64s each, summed over CPUs. */
+static int percpu_sum(struct rm_state *st, enum rm_map_id map, __u32 key,
+		      __u32 nfields, __u64 *out)
+{
+	__u64 *vals = calloc((size_t)st->ncpus * nfields, sizeof(*vals));
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(st->fd[map], &key, vals))
+		err = rm_state_fail(-errno, "cannot read %s: %s", rm_map_names[map],
+			   strerror(errno));
+	for (__u32 f = 0; f < nfields; f++) {
+		out[f] = 0;
+		for (int c = 0; !err && c < st->ncpus; c++)
+			out[f] += vals[(size_t)c * nfields + f];
+	}
+	free(vals);
+	return err;
+}
+
+int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX])
+{
+	int err = 0;
+
+	for (__u32 i = 0; i < RM_CNT_MAX && !err; i++)
+		err = percpu_sum(st, RM_M_COUNTERS, i, 1, &out[i]);
+	return err;
+}
+
+int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
+		     struct rm_traffic *out)
+{
+	__u64 v[2];
+	int err = percpu_sum(st, map, idx, 2, v);
+
+	out->packets = v[0];
+	out->bytes = v[1];
+	return err;
+}
+
+/* ---- the connection table -------------------------------------------- */
+
+__u32 rm_udp_timeout(const struct rm_config *cfg)
+{
+	return cfg->udp_timeout_s ? cfg->udp_timeout_s
+				  : RM_DEFAULT_UDP_TIMEOUT_S;
+}
+
+bool rm_conn_valid(const struct rm_snap *s, const struct rm_flow *k,
+		   const struct rm_conn *c, __u64 now_ns)
+{
+	const struct rm_node *n;
+
+	if (c->node >= RM_MAX_NODES)
+		return false;
+	n = &s->node[c->node];
+	if (n->gen != c->gen ||
+	    (n->state != RM_NODE_ACTIVE && n->state != RM_NODE_DRAINING))
+		return false;
+	/* signed, as in the data plane: a refresh may be newer than now */
+	return k->proto != IPPROTO_UDP ||
+	       (__s64)(now_ns - c->last_ns) <=
+		   (__s64)((__u64)rm_udp_timeout(&s->cfg) * 1000000000ULL);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void conn_tally(const struct rm_snap *s, const struct rm_flow *k,
+		       const struct rm_conn *c, __u64 now,
+		       struct rm_conn_count *out)
+{
+	out->entries++;
+	if (!rm_conn_valid(s, k, c, now)) {
+		out->stale++;
+		return;
+	}
+	out->node[c->node]++;
+	if ((__s64)(now - c->last_ns) <=
+	    (__s64)(RM_CONN_RECENT_S * 1000000000ULL))
+		out->recent[c->node]++;
+}
+
+#define CONN_CHUNK 4096
+
+/* One batch walk; -EOPNOTSUPP/-EINVAL where batches are not supported. */
+static int conn_walk_batch(int fd, const struct rm_snap *s, __u64 now,
+			   struct rm_conn_count *out)
+{
+	struct rm_flow *keys = calloc(CONN_CHUNK, sizeof(*keys));
+	struct rm_conn *vals = calloc(CONN_CHUNK, sizeof(*vals));
+	struct rm_flow tok_in, tok_out; /* hash maps: a bucket index */
+	void *in = NULL;
+	int err = -ENOMEM;
+
+	while (keys && vals) {
+		__u32 count = CONN_CHUNK;
+
+		err = bpf_map_lookup_batch(fd, in, &tok_out, keys, vals, &count,
+					   NULL);
+		if (err && err != -ENOENT)
+			break;
+		for (__u32 i = 0; i < count; i++)
+			conn_tally(s, &keys[i], &vals[i], now, out);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		tok_in = tok_out;
+		in = &tok_in;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Key by key: kernels or maps without batch lookups. */
+static int conn_walk_keys(int fd, const struct rm_snap *s, __u64 now,
+			  struct rm_conn_count *out)
+{
+	struct rm_flow key, next;
+	struct rm_conn c;
+
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, &next);
+	     prev = &key) {
+		key = next;
+		/* gone since: the LRU evicted it */
+		if (!bpf_map_lookup_elem(fd, &key, &c))
+			conn_tally(s, &key, &c, now, out);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int rm_state_conn_max(struct rm_state *st, __u32 *max_entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(st->fd[RM_M_CONNS], &info, &len))
+		return rm_state_fail(-errno, "cannot inspect %s: %s", RM_MAP_CONNS,
+			    strerror(errno));
+	*max_entries = info.max_entries;
+	return 0;
+}
+
+int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
+			struct rm_conn_count *out)
+{
+	int fd = st->fd[RM_M_CONNS], err;
+	__u64 now = mono_ns();
+
+	memset(out, 0, sizeof(*out));
+	err = rm_state_conn_max(st, &out->max_entries);
+	if (err)
+		return err;
+	/* userspace lookups do not touch the LRU order (the _sys_only
+	 * lookups of LRU maps): counting evicts nothing sooner */
+	err = conn_walk_batch(fd, s, now, out);
+	if (err) {
+		__u32 max = out->max_entries;
+
+		memset(out, 0, sizeof(*out));
+		out->max_entries = max;
+		err = conn_walk_keys(fd, s, now, out);
+	}
+	if (err)
+		return rm_state_fail(err, "cannot read %s: %s", RM_MAP_CONNS,
+			    strerror(-err));
+	return 0;
+}
