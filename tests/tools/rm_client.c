@@ -44,7 +44,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "json.h"
 #include "util.h"
+#include "tool_args.h"
 
 #define PROG_NAME "rm_client"
 
@@ -646,22 +648,6 @@ static void run_hold(struct flow *flows, long n)
 
 /* ---- output -------------------------------------------------------- */
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static bool flow_good(const struct flow *f)
 {
 	if (opt.hold)
@@ -688,25 +674,25 @@ static void print_flow(const struct flow *f)
 	const char *src = f->src[0] ? f->src : "-";
 
 	if (opt.json) {
-		printf("{\"src\":");
-		json_str(src);
-		printf(",\"sport\":%u,", f->sport);
-		if (!connected) {
-			printf("\"fail\":");
-			json_str(f->reason);
-		} else {
-			printf("\"node\":");
-			json_str(f->node);
-		}
+		struct rm_json j;
+
+		rm_json_init(&j, stdout);
+		rm_json_obj_open(&j, NULL);
+		rm_json_str(&j, "src", src);
+		rm_json_u64(&j, "sport", f->sport);
+		if (!connected)
+			rm_json_str(&j, "fail", f->reason);
+		else
+			rm_json_str(&j, "node", f->node);
 		if (opt.hold && connected) {
-			printf(",\"bytes\":%llu,\"chunks\":%llu,"
-			       "\"errors\":%u,\"resets\":%u,\"status\":",
-			       (unsigned long long)f->bytes,
-			       (unsigned long long)f->seq, f->errors,
-			       f->resets);
-			json_str(hold_status(f));
+			rm_json_u64(&j, "bytes", f->bytes);
+			rm_json_u64(&j, "chunks", f->seq);
+			rm_json_u64(&j, "errors", f->errors);
+			rm_json_u64(&j, "resets", f->resets);
+			rm_json_str(&j, "status", hold_status(f));
 		}
-		printf("}\n");
+		rm_json_obj_close(&j);
+		rm_json_end(&j);
 		return;
 	}
 	if (!connected) {
@@ -784,19 +770,6 @@ static void usage(void)
 	exit(2);
 }
 
-/* The library's strict parser (no sign, no spaces, whole string). */
-static long parse_long(const char *s, long min, long max, const char *what)
-{
-	__u32 v;
-
-	if (rm_parse_u32(s, (__u32)min, (__u32)max, &v)) {
-		fprintf(stderr, "%s: bad %s: %s (%ld..%ld)\n", PROG_NAME, what,
-			s, min, max);
-		exit(2);
-	}
-	return (long)v;
-}
-
 static bool parse_addr(const char *s, struct sockaddr_storage *ss,
 		       socklen_t *len)
 {
@@ -854,7 +827,8 @@ static void parse_args(int argc, char **argv)
 			vip = optarg;
 			break;
 		case 'p':
-			opt.port = parse_long(optarg, 1, 65535, "port");
+			opt.port = tool_parse_long(PROG_NAME, optarg, 1, 65535,
+						   "port");
 			break;
 		case 'P':
 			if (!strcmp(optarg, "udp"))
@@ -863,41 +837,46 @@ static void parse_args(int argc, char **argv)
 				usage();
 			break;
 		case 'n':
-			opt.count = parse_long(optarg, 1, MAX_FLOWS, "count");
+			opt.count = tool_parse_long(PROG_NAME, optarg, 1,
+						    MAX_FLOWS, "count");
 			break;
 		case 'b':
-			opt.sport_base =
-			    parse_long(optarg, 0, 65535, "sport-base");
+			opt.sport_base = tool_parse_long(PROG_NAME, optarg, 0,
+							 65535, "sport-base");
 			break;
 		case 's':
 			src = optarg;
 			break;
 		case 't':
-			opt.timeout_ms =
-			    parse_long(optarg, 10, 600000, "timeout-ms");
+			opt.timeout_ms = tool_parse_long(PROG_NAME, optarg, 10,
+							 600000, "timeout-ms");
 			break;
 		case 'j':
-			opt.parallel =
-			    parse_long(optarg, 1, MAX_PARALLEL, "parallel");
+			opt.parallel = tool_parse_long(
+			    PROG_NAME, optarg, 1, MAX_PARALLEL, "parallel");
 			break;
 		case 'r':
-			opt.retries = parse_long(optarg, 0, 10, "retries");
+			opt.retries = tool_parse_long(PROG_NAME, optarg, 0, 10,
+						      "retries");
 			break;
 		case 'J':
 			opt.json = true;
 			break;
 		case 'H':
-			opt.hold = parse_long(optarg, 1, MAX_FLOWS, "hold");
+			opt.hold = tool_parse_long(PROG_NAME, optarg, 1,
+						   MAX_FLOWS, "hold");
 			break;
 		case 'd':
-			opt.duration =
-			    parse_long(optarg, 1, MAX_DURATION, "duration");
+			opt.duration = tool_parse_long(
+			    PROG_NAME, optarg, 1, MAX_DURATION, "duration");
 			break;
 		case 'c':
-			opt.chunk = parse_long(optarg, 1, MAX_CHUNK, "chunk");
+			opt.chunk = tool_parse_long(PROG_NAME, optarg, 1,
+						    MAX_CHUNK, "chunk");
 			break;
 		case 'g':
-			opt.gap_ms = parse_long(optarg, 0, 60000, "gap-ms");
+			opt.gap_ms = tool_parse_long(PROG_NAME, optarg, 0,
+						     60000, "gap-ms");
 			break;
 		case 'R':
 			opt.ready_file = optarg;

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "util.h"
+#include "tool_args.h"
 
 #define PROG_NAME "rm_server"
 
@@ -423,19 +424,6 @@ static void usage(void)
 	exit(2);
 }
 
-/* The library's strict parser (no sign, no spaces, whole string). */
-static long parse_long(const char *s, long min, long max, const char *what)
-{
-	__u32 v;
-
-	if (rm_parse_u32(s, (__u32)min, (__u32)max, &v)) {
-		fprintf(stderr, "%s: bad %s: %s (%ld..%ld)\n", PROG_NAME, what,
-			s, min, max);
-		exit(2);
-	}
-	return (long)v;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -461,14 +449,15 @@ int main(int argc, char **argv)
 			srv.name = optarg;
 			break;
 		case 'p':
-			srv.port = parse_long(optarg, 1, 65535, "port");
+			srv.port = tool_parse_long(PROG_NAME, optarg, 1, 65535,
+						   "port");
 			break;
 		case 'c':
 			srv.count_file = optarg;
 			break;
 		case 'm':
-			srv.max_seconds =
-			    parse_long(optarg, 1, 86400, "max-seconds");
+			srv.max_seconds = tool_parse_long(PROG_NAME, optarg, 1,
+							  86400, "max-seconds");
 			break;
 		default:
 			usage();
