@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <linux/types.h>
+#include "util.h"
 #include "json.h"
 
 /* Options shared by every subcommand; main.c fills them. */
@@ -47,11 +48,7 @@ static inline __u64 bench_now_ns(void)
 /* splitmix64: the benchmarks' only source of "random" numbers. */
 static inline __u64 bench_rand(__u64 *state)
 {
-	__u64 z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return rm_splitmix64(state);
 }
 
 void bench_stat_of(const double *v, int n, struct bench_stat *s);

@@ -472,16 +472,11 @@ static void run_flows(struct flow *flows, long n, bool keep_open)
  * echoed to the wrong connection or out of order never compares equal. */
 static void fill_chunk(struct flow *f, long idx)
 {
-	uint64_t x = ((uint64_t)idx << 32) ^ f->seq ^ 0x9e3779b97f4a7c15ull;
+	__u64 x = ((__u64)idx << 32) ^ f->seq ^ 0x9e3779b97f4a7c15ull;
 
 	for (long j = 0; j < opt.chunk; j += 8) {
-		uint64_t z;
+		__u64 z = rm_splitmix64(&x);
 
-		x += 0x9e3779b97f4a7c15ull;
-		z = x;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
 		memcpy(f->chunk + j, &z,
 		       opt.chunk - j < 8 ? (size_t)(opt.chunk - j) : 8);
 	}

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "util.h"
 #include "dp_fixture.h"
 
 /* ---- topology of the table cases ----------------------------------- */
@@ -584,12 +585,7 @@ static __u64 rng_state = 0x9e3779b97f4a7c15ULL;
 
 static __u64 rnd(void)
 {
-	/* splitmix64: fixed start, so any failure reproduces */
-	__u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return rm_splitmix64(&rng_state);
 }
 
 /* A random client address of the family, as text. */

@@ -41,11 +41,7 @@ static __u64 rng_state;
 
 static __u64 rng_next(void)
 {
-	__u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return rm_splitmix64(&rng_state);
 }
 
 /* Seeds every quality test runs over: the all-zero seed (ringctl's offline

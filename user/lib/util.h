@@ -31,6 +31,18 @@ int rm_parse_proto(const char *s, __u8 *proto);
 const char *rm_proto_name(__u8 proto);
 /* A text bar of width cells for fraction/max_fraction. */
 void rm_bar(char *out, size_t len, double frac, double max_frac, int width);
+/* splitmix64: the deterministic pseudo-random sequence tests, benchmarks
+ * and test tools draw from (a fixed start makes every failure
+ * reproducible). Not for anything that must be unpredictable. */
+static inline __u64 rm_splitmix64(__u64 *state)
+{
+	__u64 z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /* Does the name obey the ring's name rules (1..31 of [A-Za-z0-9._-])? */
 bool rm_name_valid(const char *name);
 
