@@ -50,7 +50,7 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BUILD)/ringbench
 
-.PHONY: all help deps test unit e2e bench demo clean format
+.PHONY: all help deps test unit e2e bench demo clean format print-bpf-cflags
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(SKELS) $(BINS) $(UNIT_BINS) $(TOOL_BINS) \
@@ -123,6 +123,10 @@ unit: all
 
 e2e: all
 	$(Q)scripts/run-tests.sh --e2e-only $(BUILD)
+
+# The BPF flags, for tests that must see what the build sees.
+print-bpf-cflags:
+	@echo $(BPF_CFLAGS)
 
 bench: all
 	$(Q)scripts/bench.sh $(BUILD)

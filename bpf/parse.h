@@ -19,7 +19,7 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
-#include <linux/icmp.h>
+#include "icmp_defs.h"
 #include <linux/icmpv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -304,7 +304,7 @@ rm_parse_icmp(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 		    type != ICMPV6_TIME_EXCEED)
 			return RM_PARSE_NOT_SERVICE;
 	} else {
-		if (type != ICMP_DEST_UNREACH && type != ICMP_TIME_EXCEEDED)
+		if (type != RM_ICMP_DEST_UNREACH && type != RM_ICMP_TIME_EXCEEDED)
 			return RM_PARSE_NOT_SERVICE;
 	}
 	return rm_parse_quote(ctx, c->off, c->left, v6, pkt);

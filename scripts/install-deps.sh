@@ -21,7 +21,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing ${missing[*]}; run as root (sudo make deps)" >&2
+	echo "install-deps: missing ${missing[*]}; run this as root: make deps (or: sudo make deps)" >&2
 	exit 1
 fi
 echo "install-deps: installing ${missing[*]}"

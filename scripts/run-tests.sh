@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One runner for every suite: the cmocka binaries in BUILD/tests, then the
-# namespace end-to-end scripts in tests/e2e. Each suite runs even if an
+# One runner for every suite: the static checks in tests/static, the cmocka
+# binaries in BUILD/tests, then the namespace end-to-end scripts in tests/e2e. Each suite runs even if an
 # earlier one failed; the last line is "N passed, N failed".
 # Usage: scripts/run-tests.sh [--unit-only|--e2e-only] BUILD
 set -u
@@ -33,6 +33,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 if [ "$mode" != e2e ]; then
+	for t in tests/static/test_*.sh; do
+		[ -f "$t" ] || continue
+		run_suite "$(basename "$t" .sh)" env BUILD="$build" bash "$t"
+	done
 	for t in "$build"/tests/test_*; do
 		[ -x "$t" ] || continue
 		run_suite "$(basename "$t")" "$t"
