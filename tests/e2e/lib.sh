@@ -8,7 +8,11 @@
 #   e2e_start_servers           # rm_server in every node namespace
 #   e2e_client --vip "$TB_VIP4" --count 100 --sport-base 20000 >"$out"
 #   e2e_check "100 flows answered" test "$(grep -vc FAIL "$out")" -eq 100
-#   e2e_finish                  # prints "N passed, N failed", exits
+#   e2e_finish                  # prints "N passed, N failed, N skipped", exits
+#
+# A check that cannot run says why through e2e_skip; a suite with a skip
+# and no failure exits 77 (RM_TEST_SKIP), which scripts/run-tests.sh counts
+# as skipped (and CI as a failure).
 #
 # Paths: E2E_BUILD (default $BUILD or <repo>/build) holds tools/rm_server
 # and tools/rm_client; the scripts run from any directory.
@@ -30,7 +34,9 @@ E2E_SERVER_MAX_SECONDS=${E2E_SERVER_MAX_SECONDS:-900}
 E2E_NAME=$(basename "$0" .sh)
 E2E_PASSED=0
 E2E_FAILED=0
+E2E_SKIPPED=0
 E2E_FINISHED=0
+RM_TEST_SKIP=77
 E2E_NEXT_SPORT=${E2E_NEXT_SPORT:-20000}
 E2E_TEARDOWN_HOOKS=()
 declare -a E2E_SERVER_PID
@@ -50,6 +56,13 @@ e2e_fail()
 {
 	E2E_FAILED=$((E2E_FAILED + 1))
 	echo "FAIL: $*"
+}
+
+# e2e_skip WHY: a check that cannot run here, loudly.
+e2e_skip()
+{
+	E2E_SKIPPED=$((E2E_SKIPPED + 1))
+	echo "SKIP: $*"
 }
 
 # e2e_check DESC cmd...: pass when cmd succeeds.
@@ -75,13 +88,14 @@ e2e_expect_eq()
 }
 
 # Print the closing line the test runner reads and exit: nonzero when a
-# check failed or when nothing was checked at all.
+# check failed or when nothing was checked at all, 77 when a check skipped.
 e2e_finish()
 {
 	E2E_FINISHED=1
-	echo "$E2E_PASSED passed, $E2E_FAILED failed"
-	[ "$E2E_FAILED" -eq 0 ] && [ "$E2E_PASSED" -gt 0 ]
-	exit $?
+	echo "$E2E_PASSED passed, $E2E_FAILED failed, $E2E_SKIPPED skipped"
+	[ "$E2E_FAILED" -eq 0 ] && [ "$E2E_PASSED" -gt 0 ] || exit 1
+	[ "$E2E_SKIPPED" -eq 0 ] || exit "$RM_TEST_SKIP"
+	exit 0
 }
 
 # e2e_die MSG: a failure the test cannot go on from.
@@ -130,12 +144,12 @@ _e2e_on_exit()
 
 e2e_require()
 {
-	# Not root: nothing here can run; say so and skip, as the runner
-	# expects, rather than fail.
+	# Not root: nothing here can run; say so and skip (exit 77), which
+	# the runner counts as a skip, not a pass.
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP: $E2E_NAME needs root (network namespaces)"
 		echo "0 passed, 0 failed, 1 skipped"
-		exit 0
+		exit "$RM_TEST_SKIP"
 	fi
 	local t
 	for t in "$RM_SERVER" "$RM_CLIENT"; do

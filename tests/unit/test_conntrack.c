@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "dp_fixture.h"
+#include "skip.h"
 
 enum {
 	SVC_T5 = 0, /* 10.1.0.1 tcp/80, 5-tuple */
@@ -63,12 +64,14 @@ static const struct svcdef {
 
 static struct dp_fx *fx;
 static char skip_why[256];
+static int skipped; /* tests that could not run */
 static cpu_set_t cpus; /* the CPUs the suite may run on */
 
 #define NEED_BPF()                                                             \
 	do {                                                                   \
 		if (!fx) {                                                     \
 			print_message("SKIP: %s\n", skip_why);                 \
+			skipped++;                                             \
 			skip();                                                \
 		}                                                              \
 	} while (0)
@@ -1071,6 +1074,7 @@ static void test_cross_cpu(void **state)
 	NEED_BPF();
 	if (pin_cpu(1, &old)) {
 		print_message("SKIP: fewer than 2 CPUs to run on\n");
+		skipped++;
 		skip();
 	}
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
@@ -1105,6 +1109,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_cross_cpu, reset),
 	};
 
-	return cmocka_run_group_tests_name("conntrack", tests, group_setup,
-					   group_teardown);
+	int failed = cmocka_run_group_tests_name("conntrack", tests,
+						 group_setup, group_teardown);
+
+	return rm_test_result(failed, skipped);
 }

@@ -26,6 +26,7 @@
 
 #include "util.h"
 #include "dp_fixture.h"
+#include "skip.h"
 
 /* ---- topology of the table cases ----------------------------------- */
 enum {
@@ -57,6 +58,7 @@ enum {
 
 static struct dp_fx *fx;
 static char skip_why[256];
+static int skipped; /* tests that could not run */
 
 static int build_topology(struct dp_fx *f)
 {
@@ -158,6 +160,7 @@ static int group_teardown(void **state)
 	do {                                                                   \
 		if (!fx) {                                                     \
 			print_message("SKIP: %s\n", skip_why);                 \
+			skipped++;                                             \
 			skip();                                                \
 		}                                                              \
 	} while (0)
@@ -1058,6 +1061,8 @@ int main(void)
 	    cmocka_unit_test(test_parity),
 	};
 
-	return cmocka_run_group_tests_name("dataplane", tests, group_setup,
-					   group_teardown);
+	int failed = cmocka_run_group_tests_name("dataplane", tests,
+						 group_setup, group_teardown);
+
+	return rm_test_result(failed, skipped);
 }

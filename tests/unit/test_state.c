@@ -40,6 +40,7 @@
 #include "state.h"
 #include "util.h"
 #include "vip_filter.h"
+#include "skip.h"
 
 #define VNODES 16 /* small rings: fast builds, many changes */
 
@@ -55,10 +56,6 @@ static int n_fx;
 static int group_setup(void **state)
 {
 	(void)state;
-	if (geteuid()) {
-		fprintf(stderr, "test_state: needs root, skipping\n");
-		return -1;
-	}
 	if (unshare(CLONE_NEWNS | CLONE_NEWNET) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
@@ -1797,5 +1794,10 @@ int main(void)
 	};
 
 	libbpf_set_print(NULL);
+	if (geteuid()) {
+		fprintf(stderr, "test_state: SKIPPING: needs root (BPF maps, "
+				"namespaces): run as root\n");
+		return RM_TEST_SKIP;
+	}
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
