@@ -803,27 +803,34 @@ static void test_diff_text(void **state)
 }
 
 /* ---- usage errors ----------------------------------------------------- */
-static void expect_usage_error(const char *what, ...)
+/* Exit 2, nothing on stdout, one line on stderr that holds needle. */
+static void expect_usage_v(const char *what, const char *needle, va_list ap)
 {
 	char *argv[32];
 	int argc = 0;
-	va_list ap;
 	struct run r;
 
 	argv[argc++] = ringctl;
-	va_start(ap, what);
 	while ((argv[argc] = va_arg(ap, char *)))
 		assert_true(++argc < 31);
-	va_end(ap);
 	if (run_prog(&r, argv, NULL))
 		fail_msg("cannot run %s", ringctl);
 	if (r.status != 2 || r.out_len ||
 	    count_char(r.err, r.err_len, '\n') != 1 ||
-	    r.err[r.err_len - 1] != '\n')
+	    r.err[r.err_len - 1] != '\n' || !strstr(r.err, needle))
 		fail_msg("%s: exit %d, stdout \"%s\", stderr \"%s\"", what,
 			 r.status, r.out, r.err);
 	assert_true(r.err_len > 1); /* says something */
 	run_free(&r);
+}
+
+static void expect_usage_error(const char *what, ...)
+{
+	va_list ap;
+
+	va_start(ap, what);
+	expect_usage_v(what, "", ap);
+	va_end(ap);
 }
 
 static void test_usage_errors(void **state)
@@ -898,6 +905,122 @@ static void test_no_command_and_help(void **state)
 	run_free(&r);
 }
 
+
+/* An option of another command is a usage error that names it, before
+ * anything runs (it used to be accepted and ignored). */
+static void expect_names(const char *needle, ...)
+{
+	va_list ap;
+
+	va_start(ap, needle);
+	expect_usage_v(needle, needle, ap);
+	va_end(ap);
+}
+
+static void test_foreign_options(void **state)
+{
+	(void)state;
+	expect_names("--mac", "ring", "--nodes", "a,b", "--mac", "zz",
+		     "--dry-run", NULL);
+	expect_names("--dry-run", "ring", "--nodes", "a,b", "--dry-run", NULL);
+	expect_names("--pin-dir", "--pin-dir", "/tmp", "diff", "--from", "a",
+		     "--to", "b", NULL);
+	expect_names("--drain", "node", "add", "s", "n", "--mac",
+		     "02:00:00:00:00:01", "--dev", "lo", "--drain", NULL);
+	expect_names("--src", "show", "--src", "198.18.0.1", NULL);
+	expect_names("--bogus", "ring", "--nodes", "a", "--bogus", NULL);
+	expect_names("--json", "ring", "--nodes", "a", "--json=yes", NULL);
+	/* a value is checked by the option's type before the command runs */
+	expect_names("--vip", "service", "add", "x", "--vip", "1.2.3",
+		     "--port", "1", "--proto", "tcp", NULL);
+	expect_names("--proto", "service", "add", "x", "--vip", "198.18.0.1",
+		     "--port", "1", "--proto", "sctp", NULL);
+	expect_names("--mac", "node", "add", "s", "n", "--mac", "zz", "--dev",
+		     "lo", NULL);
+	expect_names("--dev", "node", "add", "s", "n", "--mac",
+		     "02:00:00:00:00:01", NULL);
+	expect_names("node", "node", "frob", NULL);
+}
+
+/* --vnodes=V is --vnodes V; options may come before the command words. */
+static void test_option_forms(void **state)
+{
+	struct run a, b, c;
+
+	(void)state;
+	run_ctl(&a, "ring", "--nodes", "a,b", "--vnodes", "7", "--json", NULL);
+	run_ctl(&b, "ring", "--nodes=a,b", "--vnodes=7", "-j", NULL);
+	run_ctl(&c, "--vnodes", "7", "-j", "ring", "--nodes", "a,b", NULL);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(b.status, 0);
+	assert_int_equal(c.status, 0);
+	assert_string_equal(a.out, b.out);
+	assert_string_equal(a.out, c.out);
+	assert_non_null(strstr(a.out, "\"vnodes\":7"));
+	run_free(&a);
+	run_free(&b);
+	run_free(&c);
+}
+
+/* Every command's --help: usage on stdout, exit 0, nothing run, and every
+ * option the table gives it (ringctl __options, which also fails on an
+ * inconsistent table) listed. */
+static void test_command_help(void **state)
+{
+	struct run dump, h;
+	char *line, *save = NULL, cmd[64] = "";
+	char *argv[8];
+	int n_cmds = 0, n_opts = 0;
+
+	(void)state;
+	run_ctl(&dump, "__options", NULL);
+	if (dump.status)
+		fail_msg("__options: exit %d: %s", dump.status, dump.err);
+	memset(&h, 0, sizeof(h));
+	for (line = strtok_r(dump.out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[4] = {0}, *fs = NULL;
+		int k = 0;
+
+		for (char *t = strtok_r(line, "\t", &fs); t && k < 4;
+		     t = strtok_r(NULL, "\t", &fs))
+			f[k++] = t;
+		assert_true(k >= 3);
+		if (!strcmp(f[0], "C")) {
+			int argc = 0;
+			char words[64], *ws = NULL;
+
+			snprintf(cmd, sizeof(cmd), "%s", f[1]);
+			snprintf(words, sizeof(words), "%s", f[1]);
+			argv[argc++] = ringctl;
+			for (char *w = strtok_r(words, " ", &ws); w;
+			     w = strtok_r(NULL, " ", &ws))
+				argv[argc++] = w;
+			argv[argc++] = "--help";
+			argv[argc] = NULL;
+			if (h.out)
+				run_free(&h);
+			assert_int_equal(run_prog(&h, argv, NULL), 0);
+			if (h.status || h.err_len || !strstr(h.out, "usage: ringctl ") ||
+			    !strstr(h.out, cmd))
+				fail_msg("%s --help: exit %d, out %s, err %s", cmd,
+					 h.status, h.out, h.err);
+			n_cmds++;
+		} else if (strcmp(f[1], "*")) {
+			assert_string_equal(f[1], cmd);
+			if (!strstr(h.out, f[2]))
+				fail_msg("%s --help does not list %s:\n%s", cmd,
+					 f[2], h.out);
+			n_opts++;
+		}
+	}
+	if (h.out)
+		run_free(&h);
+	run_free(&dump);
+	assert_true(n_cmds >= 15);
+	assert_true(n_opts >= 40);
+}
+
 /* ---- setup ------------------------------------------------------------ */
 static int find_ringctl(const char *argv0)
 {
@@ -942,6 +1065,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_diff_text),
 	    cmocka_unit_test(test_usage_errors),
 	    cmocka_unit_test(test_no_command_and_help),
+	    cmocka_unit_test(test_foreign_options),
+	    cmocka_unit_test(test_option_forms),
+	    cmocka_unit_test(test_command_help),
 	};
 
 	(void)argc;

@@ -2,7 +2,6 @@
 /* The frame of every live command: open and lock the state, read it,
  * apply an edit, then commit or (--dry-run) report what would move. */
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,53 +11,12 @@
 
 #define KEYSPACE 4294967296.0
 
-static char msg[400];
-
-static void vset(const char *fmt, va_list ap)
-{
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-}
-
-int live_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vset(fmt, ap);
-	va_end(ap);
-	return RM_EXIT_USAGE;
-}
-
-int live_runtime(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vset(fmt, ap);
-	va_end(ap);
-	return RM_EXIT_RUNTIME;
-}
-
-const char *live_msg(void)
-{
-	return msg;
-}
-
-int live_report(int code)
-{
-	if (code == RM_EXIT_USAGE)
-		return ctl_usage_error("%s", msg);
-	if (code)
-		return ctl_runtime_error("%s", msg);
-	return code;
-}
-
 int live_name(const char *what, const char *name)
 {
 	if (!name)
-		return live_usage("%s name is required", what);
+		return ctl_usage_error("%s name is required", what);
 	if (!rm_name_valid(name))
-		return live_usage(
+		return ctl_usage_error(
 		    "%s name '%s' is invalid: use 1-%d characters "
 		    "[A-Za-z0-9._-]",
 		    what, name, RM_NAME_MAX - 1);
@@ -96,7 +54,7 @@ int live_svc(struct live *lv, const char *name)
 	int id = rm_snap_find_svc(lv->new, name);
 
 	if (id < 0)
-		return -live_runtime("no service '%s' (ringctl service list "
+		return -ctl_runtime_error("no service '%s' (ringctl service list "
 				     "shows them)",
 				     name);
 	return id;
@@ -107,7 +65,7 @@ int live_node(struct live *lv, __u32 svc, const char *name)
 	int slot = rm_snap_find_node(lv->new, svc, name);
 
 	if (slot < 0)
-		return -live_runtime("no node '%s' in service '%s' (ringctl "
+		return -ctl_runtime_error("no node '%s' in service '%s' (ringctl "
 				     "show %s lists them)",
 				     name, lv->new->svc[svc].name,
 				     lv->new->svc[svc].name);
@@ -239,7 +197,7 @@ int live_change(struct ctl_opts *o, edit_parse_fn parse)
 	e.state = -1;
 	ret = parse(o, &e);
 	if (ret)
-		return live_report(ret);
+		return ret;
 	return live_change_edit(o, &e);
 }
 
@@ -252,9 +210,7 @@ int live_change_edit(struct ctl_opts *o, struct edit *e)
 	if (ret)
 		return ret;
 	ret = e->apply(e, &lv);
-	if (ret)
-		ret = live_report(ret);
-	else
+	if (!ret)
 		ret = live_commit(o, &lv, 0, e->done);
 	live_close(&lv);
 	return ret;

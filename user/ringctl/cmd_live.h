@@ -9,7 +9,9 @@
  * Exit codes: 2 for what the command line alone shows is wrong (missing
  * or malformed option, name, address, MAC, out-of-range number), 1 for
  * what depends on the system (unknown service or node, duplicate,
- * interface not found, no state, no permission, kernel refusal).
+ * interface not found, no state, no permission, kernel refusal). Every
+ * failure records its message with ctl_usage_error / ctl_runtime_error
+ * (restore adds the line number in front) and returns the code.
  */
 #ifndef RINGCTL_LIVE_H
 #define RINGCTL_LIVE_H
@@ -44,13 +46,6 @@ struct edit {
 };
 typedef int (*edit_parse_fn)(struct ctl_opts *o, struct edit *e);
 
-/* Messages: an edit stores one line and returns the exit code; the
- * caller prints it (restore adds the line number). */
-int live_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int live_runtime(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-const char *live_msg(void);
-int live_report(int code);
-
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock);
 void live_close(struct live *lv);
 /* Commit lv->new, or with --dry-run print what would move. */
@@ -79,14 +74,17 @@ int node_del_parse(struct ctl_opts *o, struct edit *e);
 int node_set_parse(struct ctl_opts *o, struct edit *e);
 int seed_parse(struct ctl_opts *o, struct edit *e);
 
-/* ringctl config: the connection table's settings in rm_config. Its
- * options are kept beside struct ctl_opts (main.c fills one of these and
- * hands it over), and restore parses its own. */
-struct conf_opts {
-	__u32 udp_timeout, insert_rate;
-	bool udp_timeout_set, insert_rate_set;
+int conf_parse(struct ctl_opts *o, struct edit *e);
+
+/* ringctl's command table (commands.c): a command either runs a handler
+ * or, with run NULL, applies its edit as one change (live_change). The
+ * edit parser is what restore replays for a line of a saved file. */
+struct ctl_cmd {
+	struct cli_cmd cli; /* first: the table engine walks these */
+	ctl_handler run;
+	edit_parse_fn edit;
 };
-int conf_parse(struct ctl_opts *o, const struct conf_opts *c, struct edit *e);
-int cmd_config(struct ctl_opts *o, const struct conf_opts *c);
+extern const struct cli_prog ctl_prog;
+const struct ctl_cmd *ctl_cmd_at(int index);
 
 #endif

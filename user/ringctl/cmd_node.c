@@ -11,7 +11,7 @@ static int two_names(struct ctl_opts *o, const char *cmd, struct edit *e)
 	int ret;
 
 	if (o->argc != 2)
-		return live_usage("node %s: expected SERVICE NODE, got %d "
+		return ctl_usage_error("node %s: expected SERVICE NODE, got %d "
 				  "words",
 				  cmd, o->argc);
 	ret = live_name("service", o->argv[0]);
@@ -33,7 +33,7 @@ static int node_add_apply(struct edit *e, struct live *lv)
 	slot = rm_snap_node_add(lv->new, lv->old, svc, e->node, e->mac, e->dev,
 				e->weight);
 	if (slot < 0)
-		return live_runtime("%s", rm_errmsg());
+		return ctl_runtime_error("%s", rm_errmsg());
 	snprintf(e->done, sizeof(e->done), "node %s added to %s (slot %d)",
 		 e->node, e->svc, slot);
 	return 0;
@@ -45,18 +45,9 @@ int node_add_parse(struct ctl_opts *o, struct edit *e)
 
 	if (ret)
 		return ret;
-	if (!o->mac || rm_parse_mac(o->mac, e->mac))
-		return live_usage("node add: --mac '%s': expected the node's "
-				  "MAC as xx:xx:xx:xx:xx:xx",
-				  o->mac ? o->mac : "");
-	if (!o->dev || !*o->dev || strlen(o->dev) >= RM_IFNAME_MAX)
-		return live_usage("node add: --dev IFACE is required: the "
-				  "interface the node is reached through");
-	if (o->drain || o->down || o->active)
-		return live_usage("node add: a node starts active; use node "
-				  "set for --drain/--down");
+	memcpy(e->mac, o->mac.mac, sizeof(e->mac));
 	snprintf(e->dev, sizeof(e->dev), "%s", o->dev);
-	e->weight = o->weight_set ? o->weight : 1;
+	e->weight = o->weight.val;
 	e->apply = node_add_apply;
 	return 0;
 }
@@ -134,16 +125,16 @@ int node_set_parse(struct ctl_opts *o, struct edit *e)
 	if (ret)
 		return ret;
 	if (o->drain + o->active + o->down > 1)
-		return live_usage("node set: give one of --drain, --active, "
+		return ctl_usage_error("node set: give one of --drain, --active, "
 				  "--down");
 	e->state = o->drain    ? RM_NODE_DRAINING
 		   : o->down   ? RM_NODE_DOWN
 		   : o->active ? RM_NODE_ACTIVE
 			       : -1;
-	e->weight = o->weight;
-	e->weight_set = o->weight_set;
+	e->weight = o->weight.val;
+	e->weight_set = o->weight.set;
 	if (e->state < 0 && !e->weight_set)
-		return live_usage("node set: nothing to set: give --weight W "
+		return ctl_usage_error("node set: nothing to set: give --weight W "
 				  "or one of --drain, --active, --down");
 	e->apply = node_set_apply;
 	return 0;

@@ -14,12 +14,11 @@
 static int build_from_list(struct ctl_opts *o, const char *opt,
 			   const char *list, struct rm_ring *r)
 {
+	struct rm_seed seed = {0};
 	struct rm_node_spec *specs;
 	__u32 n;
 	int err;
 
-	if (!list)
-		return ctl_usage_error("--%s is required", opt);
 	err = rm_parse_nodes(list, &specs, &n);
 	if (err == -ERANGE)
 		return ctl_usage_error("--%s '%s': weight out of range 1-%u",
@@ -29,7 +28,9 @@ static int build_from_list(struct ctl_opts *o, const char *opt,
 			"--%s '%s': expected name[:weight],... with names of "
 			"1-%d characters [A-Za-z0-9._-]",
 			opt, list, RM_NAME_MAX - 1);
-	err = rm_ring_build(&o->seed, specs, n, o->vnodes, r);
+	if (o->seed.set)
+		rm_parse_seed(o->seed.text, &seed); /* checked by the table */
+	err = rm_ring_build(&seed, specs, n, o->vnodes.val, r);
 	free(specs);
 	if (err)
 		return ctl_usage_error("--%s '%s': %s", opt, list,

@@ -12,7 +12,7 @@ static int svc_add_apply(struct edit *e, struct live *lv)
 	int id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
 
 	if (id < 0)
-		return live_runtime("%s", rm_errmsg());
+		return ctl_runtime_error("%s", rm_errmsg());
 	snprintf(e->done, sizeof(e->done), "service %s added (id %d)", e->svc,
 		 id);
 	return 0;
@@ -21,36 +21,21 @@ static int svc_add_apply(struct edit *e, struct live *lv)
 int svc_add_parse(struct ctl_opts *o, struct edit *e)
 {
 	struct rm_svc_meta *m = &e->meta;
-	__u8 family;
 	int ret;
 
 	if (o->argc != 1)
-		return live_usage("service add: expected one NAME, got %d "
+		return ctl_usage_error("service add: expected one NAME, got %d "
 				  "words",
 				  o->argc);
 	ret = live_name("service", o->argv[0]);
 	if (ret)
 		return ret;
-	if (!o->vip || rm_parse_addr(o->vip, m->key.vip, &family))
-		return live_usage("service add: --vip '%s': expected an IPv4 "
-				  "or IPv6 address",
-				  o->vip ? o->vip : "");
-	if (!o->port_set)
-		return live_usage("service add: --port is required (0 = any "
-				  "port)");
-	if (rm_parse_proto(o->proto, &m->key.proto))
-		return live_usage("service add: --proto '%s': expected tcp or "
-				  "udp",
-				  o->proto ? o->proto : "");
-	if (o->hash && !strcmp(o->hash, "3tuple"))
-		m->flags = RM_SVC_F_3TUPLE;
-	else if (o->hash && strcmp(o->hash, "5tuple"))
-		return live_usage("service add: --hash '%s': expected 5tuple "
-				  "or 3tuple",
-				  o->hash);
-	m->key.port = htons((__u16)o->port);
-	m->key.flags = family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
-	m->vnodes = o->vnodes;
+	memcpy(m->key.vip, o->vip.addr, sizeof(m->key.vip));
+	m->key.proto = (__u8)o->proto.val;
+	m->flags = (__u32)o->hash.val;
+	m->key.port = htons((__u16)o->port.val);
+	m->key.flags = o->vip.family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
+	m->vnodes = o->vnodes.val;
 	snprintf(m->name, sizeof(m->name), "%s", o->argv[0]);
 	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
 	e->apply = svc_add_apply;
@@ -73,7 +58,7 @@ int svc_del_parse(struct ctl_opts *o, struct edit *e)
 	int ret;
 
 	if (o->argc != 1)
-		return live_usage("service del: expected one NAME, got %d "
+		return ctl_usage_error("service del: expected one NAME, got %d "
 				  "words",
 				  o->argc);
 	ret = live_name("service", o->argv[0]);

@@ -228,13 +228,13 @@ int cmd_show(struct ctl_opts *o)
 	if (o->argc > 1)
 		return ctl_usage_error("show: expected at most one SERVICE");
 	if (o->argc && (ret = live_name("service", o->argv[0])))
-		return live_report(ret);
+		return ret;
 	ret = live_open(o, &lv, RM_LOCK_SH);
 	if (ret)
 		return ret;
 	if (o->argc && (only = live_svc(&lv, o->argv[0])) < 0) {
 		live_close(&lv);
-		return live_report(RM_EXIT_RUNTIME);
+		return RM_EXIT_RUNTIME;
 	}
 	conns = malloc(sizeof(*conns));
 	if (!conns) {
@@ -275,31 +275,29 @@ static int lookup_flow(struct ctl_opts *o, const struct rm_svc_meta *m,
 		       struct rm_flow *f)
 {
 	__u8 fam = m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4;
-	__u8 got;
 
 	memset(f, 0, sizeof(*f));
-	if (rm_parse_addr(o->src, f->src, &got))
-		return ctl_usage_error("lookup: --src '%s': expected an IPv4 "
-				       "or IPv6 address",
-				       o->src ? o->src : "");
-	if (got != fam)
+	if (o->src.family != fam)
 		return ctl_usage_error("lookup: --src %s is not IPv%u like "
 				       "service %s",
-				       o->src, fam, m->name);
+				       o->src.text, fam, m->name);
+	memcpy(f->src, o->src.addr, sizeof(f->src));
 	memcpy(f->dst, m->key.vip, sizeof(f->dst));
-	if (o->dst && (rm_parse_addr(o->dst, f->dst, &got) || got != fam))
-		return ctl_usage_error("lookup: --dst '%s': expected an IPv%u "
-				       "address",
-				       o->dst, fam);
+	if (o->dst.set && o->dst.family != fam)
+		return ctl_usage_error("lookup: --dst %s is not IPv%u like "
+				       "service %s",
+				       o->dst.text, fam, m->name);
+	if (o->dst.set)
+		memcpy(f->dst, o->dst.addr, sizeof(f->dst));
 	f->family = fam;
 	f->proto = m->key.proto;
 	if (m->flags & RM_SVC_F_3TUPLE)
 		return 0; /* ports are not hashed */
-	if (!o->sport_set)
+	if (!o->sport.set)
 		return ctl_usage_error("lookup: --sport is required for a "
 				       "5-tuple service");
-	f->sport = htons((__u16)o->sport);
-	f->dport = o->dport_set ? htons((__u16)o->dport) : m->key.port;
+	f->sport = htons((__u16)o->sport.val);
+	f->dport = o->dport.set ? htons((__u16)o->dport.val) : m->key.port;
 	return 0;
 }
 
@@ -317,15 +315,13 @@ int cmd_lookup(struct ctl_opts *o)
 	if (o->argc != 1)
 		return ctl_usage_error("lookup: expected one SERVICE");
 	if ((ret = live_name("service", o->argv[0])))
-		return live_report(ret);
-	if (!o->src)
-		return ctl_usage_error("lookup: --src ADDR is required");
+		return ret;
 	ret = live_open(o, &lv, RM_LOCK_SH);
 	if (ret)
 		return ret;
 	svc = live_svc(&lv, o->argv[0]);
 	if (svc < 0) {
-		ret = live_report(RM_EXIT_RUNTIME);
+		ret = RM_EXIT_RUNTIME;
 		goto out;
 	}
 	ret = lookup_flow(o, &lv.old->svc[svc], &f);

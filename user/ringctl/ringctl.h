@@ -1,36 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* ringctl: one options struct filled by main.c, one handler per command. */
+/* ringctl: the options struct the tables in commands.c fill, one handler
+ * per command, one error channel. */
 #ifndef RINGCTL_H
 #define RINGCTL_H
 
 #include <stdbool.h>
 #include <ringmaster/rm_common.h>
+#include "cli.h"
 #include "util.h"
 
-/* Every option any command takes; main.c parses them all with one
- * getopt_long table and each command checks the ones it needs. "set"
- * flags say whether an option was given at all. */
+/* Every option of every command (commands.c says which command takes
+ * which); a cli_* field says whether the option was given. */
 struct ctl_opts {
-	bool json, dry_run, verbose;
+	bool json, dry_run, verbose, help;
 	const char *pin_dir;
 	/* planning */
 	const char *nodes, *from, *to;
-	__u32 vnodes;
-	bool vnodes_set;
-	struct rm_seed seed;
-	bool seed_set;
+	struct cli_u32 vnodes;
+	struct cli_hex seed;
 	/* services and nodes */
-	const char *vip, *proto, *hash, *mac, *dev;
-	__u32 port, weight;
-	bool port_set, weight_set;
+	struct cli_addr vip;
+	struct cli_u32 port;
+	struct cli_enum proto, hash;
+	struct cli_mac mac;
+	const char *dev;
+	struct cli_u32 weight;
 	/* lookup */
-	const char *src, *dst;
-	__u32 sport, dport;
-	bool sport_set, dport_set;
+	struct cli_addr src, dst;
+	struct cli_u32 sport, dport;
 	/* node state */
 	bool drain, active, down;
 	/* seed --set HEX */
-	const char *set;
+	struct cli_hex set;
+	/* config */
+	struct cli_u32 udp_timeout, insert_rate;
 	/* positional arguments after the command words */
 	int argc;
 	char **argv;
@@ -38,28 +41,31 @@ struct ctl_opts {
 
 typedef int (*ctl_handler)(struct ctl_opts *o);
 
-/* A one-line error on stderr, for usage errors (returns RM_EXIT_USAGE)
- * and runtime errors (returns RM_EXIT_RUNTIME). */
+/*
+ * The one error channel: record why (one line, no "ringctl: "), return the
+ * exit code (RM_EXIT_USAGE or RM_EXIT_RUNTIME). main() prints the last
+ * message once when the command fails. ctl_error_context() puts context in
+ * front of the recorded message ("restore: line 3: ...").
+ */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ctl_runtime_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+int ctl_error_context(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *ctl_error_msg(void);
 
 /* offline planning: cmd_plan.c */
 int cmd_ring(struct ctl_opts *o);
 int cmd_diff(struct ctl_opts *o);
 
-/* live state: see the files named in main.c's table */
-int cmd_service_add(struct ctl_opts *o);
-int cmd_service_del(struct ctl_opts *o);
+/* live state: see the files named in commands.c's table */
 int cmd_service_list(struct ctl_opts *o);
-int cmd_node_add(struct ctl_opts *o);
-int cmd_node_del(struct ctl_opts *o);
-int cmd_node_set(struct ctl_opts *o);
 int cmd_show(struct ctl_opts *o);
 int cmd_lookup(struct ctl_opts *o);
 int cmd_stats(struct ctl_opts *o);
 int cmd_save(struct ctl_opts *o);
 int cmd_restore(struct ctl_opts *o);
 int cmd_seed(struct ctl_opts *o);
+int cmd_config(struct ctl_opts *o);
 
 #endif

@@ -57,7 +57,7 @@ out:
 int cmd_attach(struct load_opts *o)
 {
 	enum xdp_attach_mode mode =
-	    o->mode == LOAD_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	    o->mode.val == LOAD_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 	enum xdp_attach_mode cur;
 	struct rm_iface rec = {0};
 	int ifindex, fd = -1, lock = -1, err, ret = RM_EXIT_RUNTIME;
@@ -73,7 +73,7 @@ int cmd_attach(struct load_opts *o)
 		return load_error(RM_EXIT_USAGE, "interface name too long");
 	/* creates the state, or checks the pinned one (a connection table
 	 * of another size than --conn-table asks for is refused) */
-	if (rm_state_create_sized(o->pin_dir, o->conn_entries, NULL))
+	if (rm_state_create_sized(o->pin_dir, o->conn_table.val, NULL))
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
 	lock = rm_lock_pin_dir(o->pin_dir, RM_LOCK_EX);
 	if (lock < 0) {
@@ -95,7 +95,7 @@ int cmd_attach(struct load_opts *o)
 		goto out;
 	}
 	err = attach_mode(o, ifindex, mode);
-	if (err && o->mode == LOAD_AUTO) {
+	if (err && o->mode.val == LOAD_AUTO) {
 		fprintf(stderr,
 			"ringload: native XDP failed on %s (%s): "
 			"falling back to generic mode\n",

@@ -1,32 +1,102 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ringload: attach, detach and inspect the Ringmaster data plane.
  * Exit 0 ok, 1 runtime failure, 2 usage. */
-#include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 #include "ringload.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ringload [-v] COMMAND ...\n"
-		"  ringload attach IFACE [--mode native|generic|auto (default)] "
-		"[--pin-dir DIR]\n"
-		"                 [--conn-table N]\n"
-		"  ringload detach IFACE [--purge] [--pin-dir DIR]\n"
-		"  ringload status [--json] [--pin-dir DIR]\n"
-		"  ringload purge [--pin-dir DIR]\n"
-		"Maps are pinned under DIR (default %s) and survive detach;\n"
-		"interfaces attached with the same DIR share them.\n"
-		"--conn-table N: connection-table entries (default %u), fixed "
-		"when DIR is\n"
-		"first attached; to resize: ringctl save, detach all, purge, "
-		"attach, restore.\n",
-		RM_DEFAULT_PIN_DIR, RM_DEFAULT_CONN_ENTRIES);
-}
+/*
+ * Commands and options, in the manner of ringctl's (user/ringctl/commands.c
+ * says how to add one): parsing, --help, the man-page check and the
+ * completion come from these tables.
+ */
+#define F(fld) offsetof(struct load_opts, fld)
+#define STR_(x) #x
+#define STR_OF(x) STR_(x)
+#define OPT_PIN_DIR                                                          \
+	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
+	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
+	 .def = RM_DEFAULT_PIN_DIR, .flags = CLI_COMMON,                     \
+	 .help = "where the maps are pinned; interfaces attached with the "  \
+		 "same DIR share them"}
+
+static const struct cli_word modes[] = {{"auto", LOAD_AUTO},
+					{"native", LOAD_NATIVE},
+					{"generic", LOAD_GENERIC},
+					{"skb", LOAD_GENERIC},
+					{NULL, 0}};
+
+static const struct cli_opt global_opts[] = {
+    {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
+     .help = "libbpf's and libxdp's messages on stderr"},
+    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
+     .help = "what the command does and its options"},
+    {0}};
+
+static const struct cli_opt attach_opts[] = {
+    {.name = "mode", .type = CLI_ENUM, .off = F(mode), .words = modes,
+     .def = "auto",
+     .help = "XDP mode: native (driver), generic (skb), or auto: native, "
+	     "else generic"},
+    {.name = "conn-table", .type = CLI_UINT, .off = F(conn_table), .min = 1,
+     .max = RM_CONN_ENTRIES_MAX, .arg = "N",
+     .help = "connection-table entries, fixed when DIR is first attached "
+	     "(default " STR_OF(RM_DEFAULT_CONN_ENTRIES) ")"},
+    OPT_PIN_DIR,
+    {0}};
+
+static const struct cli_opt detach_opts[] = {
+    {.name = "purge", .type = CLI_FLAG, .off = F(purge),
+     .help = "also remove the pinned state once no interface is attached"},
+    OPT_PIN_DIR,
+    {0}};
+
+static const struct cli_opt status_opts[] = {
+    {.name = "json", .short_name = 'j', .type = CLI_FLAG, .off = F(json),
+     .help = "print JSON, and nothing else, on stdout"},
+    OPT_PIN_DIR,
+    {0}};
+
+static const struct cli_opt purge_opts[] = {OPT_PIN_DIR, {0}};
+
+struct load_cmd {
+	struct cli_cmd cli;
+	int (*run)(struct load_opts *o);
+	bool iface; /* takes IFACE */
+};
+
+static const struct load_cmd commands[] = {
+    {{"attach", "IFACE",
+      "attach the director to IFACE (creating the pinned state if needed)",
+      attach_opts, 0},
+     cmd_attach, true},
+    {{"detach", "IFACE",
+      "detach it from IFACE; the pinned state and its configuration stay",
+      detach_opts, 0},
+     cmd_detach, true},
+    {{"status", NULL, "the interfaces attached and the pinned state",
+      status_opts, 0},
+     cmd_status, false},
+    {{"purge", NULL,
+      "remove the pinned state (ringctl save first to keep the "
+      "configuration)",
+      purge_opts, 0},
+     cmd_purge, false},
+};
+
+static const struct cli_prog load_prog = {
+    .name = "ringload",
+    .global = global_opts,
+    .cmds = CLI_CMDS(commands),
+    .footer = "Maps are pinned under --pin-dir DIR (default " RM_DEFAULT_PIN_DIR
+	      ") and survive\n"
+	      "detach. To resize the connection table: ringctl save, detach "
+	      "all, purge,\n"
+	      "attach --conn-table N, ringctl restore.\n"
+	      "Exit status: 0 ok, 1 runtime failure, 2 usage.\n",
+};
 
 int load_error(int code, const char *fmt, ...)
 {
@@ -42,14 +112,7 @@ int load_error(int code, const char *fmt, ...)
 
 static bool verbose;
 
-static int print_libbpf(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	/* warnings too: our own one-line message says what failed */
-	(void)level;
-	return verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
+/* libxdp's own messages only with -v, like libbpf's (cli.c) */
 static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 			va_list ap)
 {
@@ -57,115 +120,43 @@ static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 	return verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-enum { OPT_MODE = 256, OPT_PIN_DIR, OPT_JSON, OPT_PURGE, OPT_CONN_TABLE };
-
-static const struct option long_opts[] = {
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"pin-dir", required_argument, NULL, OPT_PIN_DIR},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"purge", no_argument, NULL, OPT_PURGE},
-    {"conn-table", required_argument, NULL, OPT_CONN_TABLE},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-static int parse_opts(int argc, char **argv, struct load_opts *o)
-{
-	int c;
-
-	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MODE:
-			if (!strcmp(optarg, "native"))
-				o->mode = LOAD_NATIVE;
-			else if (!strcmp(optarg, "generic") ||
-				 !strcmp(optarg, "skb"))
-				o->mode = LOAD_GENERIC;
-			else if (!strcmp(optarg, "auto"))
-				o->mode = LOAD_AUTO;
-			else
-				return load_error(
-				    RM_EXIT_USAGE,
-				    "--mode '%s': expected native, "
-				    "generic or auto",
-				    optarg);
-			break;
-		case OPT_PIN_DIR:
-			o->pin_dir = optarg;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_PURGE:
-			o->purge = true;
-			break;
-		case OPT_CONN_TABLE:
-			if (rm_parse_u32(optarg, 1, RM_CONN_ENTRIES_MAX,
-					 &o->conn_entries))
-				return load_error(RM_EXIT_USAGE,
-						  "--conn-table '%s': expected "
-						  "1-%u entries",
-						  optarg, RM_CONN_ENTRIES_MAX);
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(RM_EXIT_OK);
-		default:
-			return RM_EXIT_USAGE; /* getopt said why */
-		}
-	}
-	if (!*o->pin_dir || o->pin_dir[0] != '/' ||
-	    strlen(o->pin_dir) >= RM_PATH_MAX - RM_NAME_MAX)
-		return load_error(RM_EXIT_USAGE,
-				  "--pin-dir '%s': expected an "
-				  "absolute path under /sys/fs/bpf",
-				  o->pin_dir);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	struct load_opts o = {.pin_dir = RM_DEFAULT_PIN_DIR};
-	const char *cmd;
-	int err, words;
+	struct load_opts o = {0};
+	const struct load_cmd *cmd;
+	struct cli_result res;
+	int ret;
 
-	err = parse_opts(argc, argv, &o);
-	if (err)
-		return err;
-	verbose = o.verbose;
-	libbpf_set_print(print_libbpf);
-	libxdp_set_print(print_libxdp);
-	words = argc - optind;
-	if (words < 1) {
-		usage(stderr);
-		return RM_EXIT_USAGE;
+	if (cli_is_internal(argc, argv))
+		return cli_internal(&load_prog, argc, argv);
+	ret = cli_parse(&load_prog, argc, argv, 0, &o, &res);
+	if (ret)
+		return load_error(ret, "%s", res.err);
+	if (res.cmd < 0) {
+		cli_usage(res.help ? stdout : stderr, &load_prog, NULL);
+		return res.help ? RM_EXIT_OK : RM_EXIT_USAGE;
 	}
-	cmd = argv[optind];
-	if (o.conn_entries && strcmp(cmd, "attach"))
+	cmd = &commands[res.cmd];
+	if (res.help) {
+		cli_help(stdout, &load_prog, &cmd->cli);
+		return RM_EXIT_OK;
+	}
+	if (o.pin_dir[0] != '/')
 		return load_error(RM_EXIT_USAGE,
-				  "--conn-table only goes with attach");
-	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
-		if (words != 2)
-			return load_error(RM_EXIT_USAGE,
-					  "%s: expected one "
-					  "IFACE",
-					  cmd);
-		o.iface = argv[optind + 1];
-		return cmd[0] == 'a' ? cmd_attach(&o) : cmd_detach(&o);
-	}
-	if (words != 1)
-		return load_error(RM_EXIT_USAGE, "%s: unexpected argument '%s'",
-				  cmd, argv[optind + 1]);
-	if (!strcmp(cmd, "status"))
-		return cmd_status(&o);
-	if (!strcmp(cmd, "purge"))
-		return cmd_purge(&o);
-	return load_error(RM_EXIT_USAGE,
-			  "unknown command '%s' (ringload "
-			  "--help lists them)",
-			  cmd);
+				  "--pin-dir '%s': expected an absolute path "
+				  "under /sys/fs/bpf",
+				  o.pin_dir);
+	if (res.argc != (cmd->iface ? 1 : 0))
+		return res.argc > (cmd->iface ? 1 : 0)
+			   ? load_error(RM_EXIT_USAGE,
+					"%s: unexpected argument '%s'",
+					cmd->cli.words,
+					res.argv[cmd->iface ? 1 : 0])
+			   : load_error(RM_EXIT_USAGE, "%s: expected one IFACE",
+					cmd->cli.words);
+	o.iface = cmd->iface ? res.argv[0] : NULL;
+	verbose = o.verbose;
+	cli_libbpf_messages(verbose);
+	libxdp_set_print(print_libxdp);
+	return cmd->run(&o);
 }

@@ -5,17 +5,19 @@
 
 #include <stdbool.h>
 #include <xdp/libxdp.h>
+#include "cli.h"
 #include "state.h"
 #include "util.h"
 
 enum load_mode { LOAD_AUTO, LOAD_NATIVE, LOAD_GENERIC };
 
+/* Filled by the option tables in main.c. */
 struct load_opts {
 	const char *pin_dir;
 	const char *iface;
-	enum load_mode mode;
-	bool json, purge, verbose;
-	__u32 conn_entries; /* attach --conn-table; 0: default or as pinned */
+	struct cli_enum mode; /* enum load_mode */
+	bool json, purge, verbose, help;
+	struct cli_u32 conn_table; /* 0: the default, or as pinned */
 };
 
 int load_error(int code, const char *fmt, ...)

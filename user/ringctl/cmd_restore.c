@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* restore: read a saved file (ringctl save), parse and check every line
+ * with the same tables as the command line, then replace the whole
+ * configuration with it in one commit. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd_live.h"
+
+#define MAX_WORDS 64
+
+/* One line into an edit, parsed by the command-line tables: a saved file
+ * holds the commands marked CLI_CMD_SAVED, without command-line-only
+ * options (--dry-run, --pin-dir, ...). */
+static int line_edit(char *line, struct edit *e)
+{
+	char *argv[MAX_WORDS + 1], *save = NULL, *w;
+	const struct ctl_cmd *cmd;
+	struct cli_result res;
+	struct ctl_opts lo = {0};
+	int argc = 1, ret;
+
+	argv[0] = "restore";
+	for (w = strtok_r(line, " \t\r\n", &save); w;
+	     w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (argc == MAX_WORDS)
+			return ctl_usage_error("too many words");
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	ret = cli_parse(&ctl_prog, argc, argv, CLI_PARSE_SAVED, &lo, &res);
+	if (ret)
+		return ctl_usage_error("%s", res.err);
+	if (res.cmd < 0)
+		return ctl_usage_error("expected a command");
+	cmd = ctl_cmd_at(res.cmd);
+	lo.argc = res.argc;
+	lo.argv = res.argv;
+	memset(e, 0, sizeof(*e));
+	e->state = -1;
+	return cmd->edit(&lo, e);
+}
+
+static int read_edits(FILE *f, struct edit **out,
+		      int *n_out, int *bad_line)
+{
+	struct edit *edits = NULL, *grown;
+	size_t cap = 0;
+	char *line = NULL, *p;
+	int n = 0, lineno = 0, ret = 0;
+
+	while (!ret && getline(&line, &cap, f) > 0) {
+		lineno++;
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+			continue;
+		grown = realloc(edits, (n + 1) * sizeof(*edits));
+		if (!grown) {
+			ret = ctl_runtime_error("out of memory");
+			break;
+		}
+		edits = grown;
+		*bad_line = lineno;
+		ret = line_edit(p, &edits[n]);
+		edits[n].line = lineno;
+		if (!ret)
+			n++;
+	}
+	free(line);
+	*out = edits;
+	*n_out = n;
+	return ret;
+}
+
+/* Nodes that are the same as before (service, name, MAC, interface) and
+ * in the same state keep their gen: restoring an unchanged configuration
+ * changes nothing, and a node that was down stays cut off from the flows
+ * it lost. */
+static void keep_gens(struct rm_snap *new, const struct rm_snap *old)
+{
+	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
+		struct rm_node *n = &new->node[i];
+		const struct rm_node *b = &old->node[i];
+
+		if (n->state != RM_NODE_FREE && n->state == b->state &&
+		    n->svc_id == b->svc_id &&
+		    !strncmp(n->name, b->name, RM_NAME_MAX) &&
+		    !memcmp(n->mac, b->mac, 6) && n->ifindex == b->ifindex)
+			n->gen = b->gen;
+	}
+}
+
+int cmd_restore(struct ctl_opts *o)
+{
+	struct edit *edits = NULL;
+	struct live lv;
+	FILE *f;
+	int n = 0, line = 0, ret, i;
+
+	if (o->argc != 1)
+		return ctl_usage_error("restore: expected FILE or - (stdin)");
+	f = strcmp(o->argv[0], "-") ? fopen(o->argv[0], "r") : stdin;
+	if (!f)
+		return ctl_runtime_error("restore: cannot open %s: %s",
+					 o->argv[0], strerror(errno));
+	ret = read_edits(f, &edits, &n, &line);
+	if (f != stdin)
+		fclose(f);
+	if (ret) {
+		free(edits);
+		return ret == RM_EXIT_USAGE
+			   ? ctl_error_context(ret, "restore: line %d", line)
+			   : ctl_error_context(ret, "restore");
+	}
+	ret = live_open(o, &lv, RM_LOCK_EX);
+	if (ret) {
+		free(edits);
+		return ret;
+	}
+	/* start from nothing but the seed and settings, then replay */
+	for (i = 0; i < RM_MAX_SERVICES; i++)
+		if (lv.new->svc[i].in_use)
+			rm_snap_svc_del(lv.new, i);
+	for (i = 0; i < n && !ret; i++)
+		ret = edits[i].apply(&edits[i], &lv);
+	if (ret) {
+		ctl_error_context(ret, "restore: line %d", edits[i - 1].line);
+		ret = ctl_runtime_error("%s (nothing changed)",
+					ctl_error_msg());
+	} else {
+		keep_gens(lv.new, lv.old);
+		ret = live_commit(o, &lv, RM_APPLY_ALL, "");
+		if (!ret && !o->dry_run && !o->json)
+			printf("restored %d commands\n", n);
+	}
+	live_close(&lv);
+	free(edits);
+	return ret;
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringctl's commands and their options: parsing, `ringctl CMD --help`, the
+ * usage listing, restore's reading of saved files, the man-page check and
+ * the shell completion all come from these tables.
+ *
+ * To add an option:
+ *   1. a field in struct ctl_opts (ringctl.h) of the type's kind: bool for
+ *      FLAG, struct cli_u32 for UINT, const char * for STR, struct
+ *      cli_addr / cli_mac / cli_hex / cli_enum for ADDR / MAC / HEX / ENUM;
+ *   2. an entry in the table of each command that takes it, with one of
+ *      the macros below; an option several commands share gets an OPT_*
+ *      macro here so that it is defined once. Trailing designated
+ *      initializers set the rest: .flags = CLI_REQUIRED, .def = "1",
+ *      .short_name = 'x', .flags = CLI_NOT_SAVED (never in a saved file);
+ *   3. use o->field in the command. Range, type and "required" are checked
+ *      before the command runs; the same long name must mean the same
+ *      option everywhere (`ringctl __options` fails otherwise, and a test
+ *      runs it).
+ * To add a command: its options table, then a line in `commands` below
+ * (words, positional synopsis, one-line summary); run, or edit for a
+ * change of the live state (CLI_CMD_SAVED if `ringctl save` writes it and
+ * restore replays it). The man page test then wants it in man/ringctl.8.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include "cmd_live.h"
+
+#define F(fld) offsetof(struct ctl_opts, fld)
+#define FLAG(n, fld, h, ...)                                                 \
+	{.name = n, .type = CLI_FLAG, .off = F(fld), .help = h, __VA_ARGS__}
+#define UINT(n, fld, lo, hi, a, h, ...)                                      \
+	{.name = n, .type = CLI_UINT, .off = F(fld), .min = lo, .max = hi,   \
+	 .arg = a, .help = h, __VA_ARGS__}
+#define STR(n, fld, maxlen, a, h, ...)                                       \
+	{.name = n, .type = CLI_STRING, .off = F(fld), .max = maxlen,        \
+	 .arg = a, .help = h, __VA_ARGS__}
+#define ADDR(n, fld, h, ...)                                                 \
+	{.name = n, .type = CLI_ADDR, .off = F(fld), .arg = "ADDR",          \
+	 .help = h, __VA_ARGS__}
+#define MAC(n, fld, h, ...)                                                  \
+	{.name = n, .type = CLI_MAC, .off = F(fld), .arg = "MAC", .help = h, \
+	 __VA_ARGS__}
+#define HEX(n, fld, bytes, a, h, ...)                                        \
+	{.name = n, .type = CLI_HEX, .off = F(fld), .max = bytes, .arg = a,  \
+	 .help = h, __VA_ARGS__}
+#define ENUM(n, fld, w, h, ...)                                              \
+	{.name = n, .type = CLI_ENUM, .off = F(fld), .words = w, .help = h,  \
+	 __VA_ARGS__}
+#define END {0}
+
+#define STR_(x) #x
+#define STR_OF(x) STR_(x)
+
+/* options several commands share */
+#define OPT_PIN_DIR                                                          \
+	STR("pin-dir", pin_dir, RM_PATH_MAX - RM_NAME_MAX - 1, "DIR",            \
+	    "the director's pinned state (ringload attach --pin-dir)",       \
+	    .def = RM_DEFAULT_PIN_DIR, .flags = CLI_NOT_SAVED | CLI_COMMON)
+#define OPT_JSON                                                             \
+	FLAG("json", json, "print JSON, and nothing else, on stdout",        \
+	     .short_name = 'j', .flags = CLI_NOT_SAVED)
+#define OPT_DRY_RUN                                                          \
+	FLAG("dry-run", dry_run,                                             \
+	     "change nothing: print what the change would move",             \
+	     .flags = CLI_NOT_SAVED)
+#define OPT_VNODES                                                           \
+	UINT("vnodes", vnodes, 1, RM_MAX_VNODES, "V",                        \
+	     "virtual nodes per unit of weight",                             \
+	     .def = STR_OF(RM_DEFAULT_VNODES))
+#define OPT_SEED                                                             \
+	HEX("seed", seed, 16, "HEX",                                         \
+	    "the hash seed, 32 hex digits (ringctl seed prints the live one)")
+#define OPT_WEIGHT(...)                                                      \
+	UINT("weight", weight, 1, RM_MAX_WEIGHT, "W",                        \
+	     "the node's share of the ring relative to the others' "         \
+	     "(--drain stops new flows)",                                    \
+	     __VA_ARGS__)
+/* a change of the live state */
+#define OPTS_CHANGE OPT_DRY_RUN, OPT_JSON, OPT_PIN_DIR
+
+static const struct cli_word protos[] = {
+    {"tcp", IPPROTO_TCP}, {"udp", IPPROTO_UDP}, {NULL, 0}};
+static const struct cli_word hashes[] = {
+    {"5tuple", 0}, {"3tuple", RM_SVC_F_3TUPLE}, {NULL, 0}};
+
+static const struct cli_opt global_opts[] = {
+    FLAG("verbose", verbose, "libbpf's messages on stderr",
+	 .short_name = 'v', .flags = CLI_NOT_SAVED),
+    FLAG("help", help, "what the command does and its options",
+	 .short_name = 'h', .flags = CLI_NOT_SAVED),
+    END};
+
+static const struct cli_opt ring_opts[] = {
+    STR("nodes", nodes, 0, "LIST",
+	"the nodes, name[:weight],... (weight 1-" STR_OF(RM_MAX_WEIGHT) ")",
+	.flags = CLI_REQUIRED),
+    OPT_VNODES,
+    OPT_SEED,
+    OPT_JSON,
+    END};
+
+static const struct cli_opt diff_opts[] = {
+    STR("from", from, 0, "LIST", "the nodes before, name[:weight],...",
+	.flags = CLI_REQUIRED),
+    STR("to", to, 0, "LIST", "the nodes after, name[:weight],...",
+	.flags = CLI_REQUIRED),
+    OPT_VNODES,
+    OPT_SEED,
+    OPT_JSON,
+    END};
+
+static const struct cli_opt service_add_opts[] = {
+    ADDR("vip", vip, "the service's virtual IP, IPv4 or IPv6",
+	 .flags = CLI_REQUIRED),
+    UINT("port", port, 0, 65535, "PORT",
+	 "the service's destination port (0: any port)",
+	 .flags = CLI_REQUIRED),
+    ENUM("proto", proto, protos, "the service's protocol",
+	 .flags = CLI_REQUIRED),
+    ENUM("hash", hash, hashes,
+	 "what a flow's node depends on: addresses and ports, or addresses "
+	 "and protocol only",
+	 .def = "5tuple"),
+    OPT_VNODES,
+    OPTS_CHANGE,
+    END};
+
+static const struct cli_opt change_opts[] = {OPTS_CHANGE, END};
+
+static const struct cli_opt view_opts[] = {OPT_JSON, OPT_PIN_DIR, END};
+
+static const struct cli_opt node_add_opts[] = {
+    MAC("mac", mac, "the node's MAC address (the director rewrites the "
+		    "destination MAC to it)",
+	.flags = CLI_REQUIRED),
+    STR("dev", dev, RM_IFNAME_MAX - 1, "IFACE",
+	"the interface the node is reached through", .flags = CLI_REQUIRED),
+    OPT_WEIGHT(.def = "1"),
+    OPTS_CHANGE,
+    END};
+
+static const struct cli_opt node_set_opts[] = {
+    OPT_WEIGHT(),
+    FLAG("drain", drain,
+	 "out of the ring; keeps the flows it has until they end"),
+    FLAG("active", active, "back in the ring"),
+    FLAG("down", down,
+	 "out of the ring; its flows go to the ring from their next packet"),
+    OPTS_CHANGE,
+    END};
+
+static const struct cli_opt lookup_opts[] = {
+    ADDR("src", src, "the flow's source address", .flags = CLI_REQUIRED),
+    UINT("sport", sport, 0, 65535, "PORT",
+	 "the flow's source port (required for a 5-tuple service)"),
+    ADDR("dst", dst, "the flow's destination address (default: the VIP)"),
+    UINT("dport", dport, 0, 65535, "PORT",
+	 "the flow's destination port (default: the service's)"),
+    OPT_JSON,
+    OPT_PIN_DIR,
+    END};
+
+static const struct cli_opt save_opts[] = {OPT_PIN_DIR, END};
+
+static const struct cli_opt seed_opts[] = {
+    HEX("set", set, 16, "HEX",
+	"a new seed, 32 hex digits: every ring is rebuilt with it"),
+    OPTS_CHANGE,
+    END};
+
+static const struct cli_opt config_opts[] = {
+    UINT("udp-timeout", udp_timeout, 1, RM_UDP_TIMEOUT_MAX, "S",
+	 "seconds an idle UDP flow keeps its node"),
+    UINT("conn-insert-rate", insert_rate, 0, UINT32_MAX, "R",
+	 "connection-table entries written per second per CPU (0: no "
+	 "limit)"),
+    OPTS_CHANGE,
+    END};
+
+/* CMD(words, positional synopsis, summary, options, CLI_CMD_* flags, then
+ * .run = handler and/or .edit = parser of the change) */
+#define CMD(w, a, s, o, fl, ...)                                             \
+	{.cli = {.words = w, .args = a, .summary = s, .opts = o, .flags = fl}, \
+	 __VA_ARGS__}
+
+static const struct ctl_cmd commands[] = {
+    CMD("ring", NULL, "the ring a node set makes and each node's share",
+	ring_opts, 0, .run = cmd_ring),
+    CMD("diff", NULL, "the share of the keyspace a node-set change moves",
+	diff_opts, 0, .run = cmd_diff),
+    CMD("service add", "NAME", "add a service: a VIP, port and protocol",
+	service_add_opts, CLI_CMD_SAVED, .edit = svc_add_parse),
+    CMD("service del", "NAME", "delete a service and its nodes",
+	change_opts, 0, .edit = svc_del_parse),
+    CMD("service list", NULL, "the services", view_opts, 0,
+	.run = cmd_service_list),
+    CMD("node add", "SERVICE NODE",
+	"add a node to a service's ring (it starts active)", node_add_opts,
+	CLI_CMD_SAVED, .edit = node_add_parse),
+    CMD("node del", "SERVICE NODE",
+	"delete a node; its flows go to the ring", change_opts, 0,
+	.edit = node_del_parse),
+    CMD("node set", "SERVICE NODE",
+	"change a node's weight or state (one of --drain, --active, --down)",
+	node_set_opts, CLI_CMD_SAVED, .edit = node_set_parse),
+    CMD("show", "[SERVICE]",
+	"services, nodes, live ring shares, connections", view_opts, 0,
+	.run = cmd_show),
+    CMD("lookup", "SERVICE", "the node the data plane picks for a flow",
+	lookup_opts, 0, .run = cmd_lookup),
+    CMD("stats", NULL, "the data plane's counters", view_opts, 0,
+	.run = cmd_stats),
+    CMD("save", NULL,
+	"the configuration as ringctl commands, on stdout (restore reads it)",
+	save_opts, 0, .run = cmd_save),
+    CMD("restore", "FILE|-",
+	"replace the configuration with a saved one, in one change",
+	change_opts, 0, .run = cmd_restore),
+    CMD("seed", NULL, "print the hash seed, or set it with --set",
+	seed_opts, CLI_CMD_SAVED, .run = cmd_seed, .edit = seed_parse),
+    CMD("config", NULL,
+	"the connection table's settings: print them, or set them",
+	config_opts, CLI_CMD_SAVED, .run = cmd_config, .edit = conf_parse),
+};
+
+const struct cli_prog ctl_prog = {
+    .name = "ringctl",
+    .global = global_opts,
+    .cmds = CLI_CMDS(commands),
+    .footer = "Live commands act on the director pinned at --pin-dir DIR\n"
+	      "(default " RM_DEFAULT_PIN_DIR ").\n"
+	      "Exit status: 0 ok, 1 runtime failure, 2 usage.\n",
+};
+
+const struct ctl_cmd *ctl_cmd_at(int index)
+{
+	return &commands[index];
+}
