@@ -1021,6 +1021,53 @@ static void test_command_help(void **state)
 	assert_true(n_opts >= 40);
 }
 
+
+/* restore reads its lines with the command-line tables: a line is checked
+ * (type, range, which command takes which option) before any state is
+ * opened, so these fail with exit 2 and the line number even where no
+ * director runs. */
+static void expect_restore(const char *text, int status, const char *needle)
+{
+	char path[] = "/tmp/rm-restore.XXXXXX";
+	int fd = mkstemp(path);
+	struct run r;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	run_ctl(&r, "--pin-dir", "/sys/fs/bpf/rm-test-cli-none", "restore", path,
+		NULL);
+	unlink(path);
+	if (r.status != status || count_char(r.err, r.err_len, '\n') != 1 ||
+	    !strstr(r.err, needle))
+		fail_msg("restore of \"%s\": exit %d (want %d), stderr \"%s\" "
+			 "(want \"%s\")",
+			 text, r.status, status, r.err, needle);
+	run_free(&r);
+}
+
+static void test_restore_lines(void **state)
+{
+	(void)state;
+	expect_restore("# c\nservice add x --vip 198.18.0.1 --port 1 --proto "
+		       "tcp --dry-run\n",
+		       2, "line 2: service add: --dry-run does not belong");
+	expect_restore("node del web a\n", 2,
+		       "line 1: 'node del' does not belong in a saved file");
+	expect_restore("seed --set 00\n", 2, "line 1: seed: --set '00'");
+	expect_restore("node add web a --mac 02:00:00:00:00:01\n", 2,
+		       "--dev IFACE is required");
+	expect_restore("node add web a --mac 02:00:00:00:00:01 --dev d0 "
+		       "--vip 198.18.0.1\n",
+		       2, "--vip does not apply to node add");
+	expect_restore("ring --nodes a\n", 2, "'ring' does not belong");
+	expect_restore("config --udp-timeout 0\n", 2, "--udp-timeout '0'");
+	/* well-formed: then the missing director is the failure */
+	expect_restore("seed --set 000102030405060708090a0b0c0d0e0f\n"
+		       "service add x --vip 198.18.0.1 --port 1 --proto tcp\n",
+		       1, "rm-test-cli-none");
+}
+
 /* ---- setup ------------------------------------------------------------ */
 static int find_ringctl(const char *argv0)
 {
@@ -1068,6 +1115,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_foreign_options),
 	    cmocka_unit_test(test_option_forms),
 	    cmocka_unit_test(test_command_help),
+	    cmocka_unit_test(test_restore_lines),
 	};
 
 	(void)argc;

@@ -162,7 +162,13 @@ static const struct cli_opt lookup_opts[] = {
     OPT_PIN_DIR,
     END};
 
-static const struct cli_opt save_opts[] = {OPT_PIN_DIR, END};
+static const struct cli_opt save_opts[] = {
+    STR("output", output, 0, "FILE",
+	"write FILE instead of stdout, atomically (a temporary file renamed "
+	"over it)",
+	.short_name = 'o'),
+    OPT_PIN_DIR,
+    END};
 
 static const struct cli_opt seed_opts[] = {
     HEX("set", set, 16, "HEX",

@@ -30,6 +30,8 @@ struct ctl_opts {
 	struct cli_u32 sport, dport;
 	/* node state */
 	bool drain, active, down;
+	/* save --output FILE */
+	const char *output;
 	/* seed --set HEX */
 	struct cli_hex set;
 	/* config */

@@ -54,6 +54,19 @@ out:
 	return err;
 }
 
+/* Is this program on ifindex the one this pin dir attached? */
+static bool registered(int fd, int ifindex, __u32 prog_id)
+{
+	struct rm_iface all[RM_MAX_IFACES];
+
+	if (ifaces_read(fd, all))
+		return false;
+	for (int i = 0; i < RM_MAX_IFACES; i++)
+		if (all[i].ifindex == (__u32)ifindex && all[i].prog_id == prog_id)
+			return true;
+	return false;
+}
+
 int cmd_attach(struct load_opts *o)
 {
 	enum xdp_attach_mode mode =
@@ -88,6 +101,13 @@ int cmd_attach(struct load_opts *o)
 		goto out;
 	}
 	if (!ifaces_find_prog(ifindex, 0, &id, &cur)) {
+		if (o->reuse && registered(fd, ifindex, id)) {
+			printf("%s already runs on %s (prog id %u), state in "
+			       "%s: left as it is\n",
+			       RM_PROG_NAME, o->iface, id, o->pin_dir);
+			ret = RM_EXIT_OK;
+			goto out;
+		}
 		load_error(RM_EXIT_RUNTIME,
 			   "%s already runs %s (prog id %u): "
 			   "`ringload detach %s` first",

@@ -44,6 +44,9 @@ static const struct cli_opt attach_opts[] = {
      .max = RM_CONN_ENTRIES_MAX, .arg = "N",
      .help = "connection-table entries, fixed when DIR is first attached "
 	     "(default " STR_OF(RM_DEFAULT_CONN_ENTRIES) ")"},
+    {.name = "reuse", .type = CLI_FLAG, .off = F(reuse),
+     .help = "if IFACE already runs the director of this DIR, leave it and "
+	     "succeed (a service restart keeps the traffic flowing)"},
     OPT_PIN_DIR,
     {0}};
 

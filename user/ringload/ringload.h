@@ -17,6 +17,7 @@ struct load_opts {
 	const char *iface;
 	struct cli_enum mode; /* enum load_mode */
 	bool json, purge, verbose, help;
+	bool reuse; /* attach: already attached from this pin dir is fine */
 	struct cli_u32 conn_table; /* 0: the default, or as pinned */
 };
 
