@@ -9,6 +9,18 @@ BPFTOOL  ?= bpftool
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 EXTRA_DEFS ?=
 
+# Installation. Units go to $(PREFIX)/lib/systemd/system: systemd reads
+# /usr/local/lib/systemd/system as well as /usr/lib/systemd/system (which
+# is /lib/systemd/system on Debian's merged /usr), so one rule serves
+# PREFIX=/usr/local and PREFIX=/usr. Nothing is written outside DESTDIR.
+PREFIX   ?= /usr/local
+SBINDIR  ?= $(PREFIX)/sbin
+MAN8DIR  ?= $(PREFIX)/share/man/man8
+COMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+# where the units keep each interface's saved configuration
+CONFDIR  ?= /etc/ringmaster
+
 ifeq ($(V),1)
 Q :=
 msg :=
@@ -41,7 +53,14 @@ LIB       := $(BUILD)/libringmaster.a
 
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringctl/*.c))
 LOAD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringload/*.c))
-BINS      := $(BUILD)/ringctl $(BUILD)/ringload
+# Programs `make install` puts in $(SBINDIR): a new daemon appends itself
+# here (its unit template goes in systemd/, its page in man/).
+SBINS     := $(BUILD)/ringctl $(BUILD)/ringload
+MAN8      := $(patsubst man/%.8.in,$(BUILD)/man/%.8,$(wildcard man/*.8.in))
+COMPLETIONS := $(wildcard completion/*)
+# names completed by a script of another name (ringload: completion/ringctl)
+COMPLETION_LINKS := ringload:ringctl
+UNIT_TMPLS := $(wildcard systemd/*.in)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -50,10 +69,11 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BUILD)/ringbench
 
-.PHONY: all help deps test unit e2e bench demo clean format print-bpf-cflags
+.PHONY: all help deps test unit e2e bench demo clean format print-bpf-cflags \
+	install uninstall
 .DEFAULT_GOAL := all
 
-all: $(BPF_OBJS) $(SKELS) $(BINS) $(UNIT_BINS) $(TOOL_BINS) \
+all: $(BPF_OBJS) $(SKELS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
 	$(if $(BENCH_SRCS),$(BENCH_BIN))
 
 help:
@@ -65,6 +85,9 @@ help:
 	@echo '  make e2e        run only the namespace end-to-end tests; root'
 	@echo '  make bench      benchmarks, markdown table + build/bench/results.json; root'
 	@echo '  make demo       one-command demo on a namespace testbed; root'
+	@echo '  make install    ringctl, ringload, man pages, completion, systemd units'
+	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
+	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
 	@echo '  make format     clang-format the tree'
 	@echo '  make clean      remove build/'
 	@echo 'Variables: V=1 (show commands), EXTRA_DEFS=-DRM_MAX_NODES=...'
@@ -85,6 +108,13 @@ $(BUILD)/%.o: %.c $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# Man pages: the prose in man/NAME.8.in, the commands and options generated
+# from the program's own tables (NAME __options), so they cannot drift.
+$(BUILD)/man/%.8: man/%.8.in $(BUILD)/% scripts/gen-man.sh
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)scripts/gen-man.sh $(BUILD)/$* $< > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -135,6 +165,30 @@ demo:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(BUILD)
+
+install: $(SBINS) $(MAN8)
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MAN8DIR) \
+		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(UNITDIR)
+	$(Q)install -m 0755 $(SBINS) $(DESTDIR)$(SBINDIR)/
+	$(Q)$(if $(MAN8),install -m 0644 $(MAN8) $(DESTDIR)$(MAN8DIR)/)
+	$(Q)$(if $(COMPLETIONS),install -m 0644 $(COMPLETIONS) $(DESTDIR)$(COMPDIR)/)
+	$(Q)$(foreach l,$(COMPLETION_LINKS),ln -sfn $(word 2,$(subst :, ,$(l))) \
+		$(DESTDIR)$(COMPDIR)/$(word 1,$(subst :, ,$(l))) &&) true
+	$(Q)for t in $(UNIT_TMPLS); do \
+		u=$$(basename "$$t" .in); \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' \
+			"$$t" > $(DESTDIR)$(UNITDIR)/"$$u" && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/"$$u" || exit 1; \
+	done
+	@echo "installed into $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	$(Q)rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(SBINS))) \
+		$(addprefix $(DESTDIR)$(MAN8DIR)/,$(notdir $(MAN8))) \
+		$(addprefix $(DESTDIR)$(COMPDIR)/,$(notdir $(COMPLETIONS))) \
+		$(foreach l,$(COMPLETION_LINKS),$(DESTDIR)$(COMPDIR)/$(word 1,$(subst :, ,$(l)))) \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNIT_TMPLS:.in=)))
+	@echo "removed from $(DESTDIR)$(PREFIX)"
 
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
