@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bash completion (completion/ringctl, also ringload's): sourced in bash,
+# COMP_WORDS/COMP_CWORD set as bash sets them, what COMPREPLY holds for
+# commands, subcommands, a command's options (and not another's), an enum
+# option's words, interface names for --dev and attach. The live names
+# (services, nodes) are checked against a director in
+# tests/e2e/test_system.sh.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+cd "$top" || exit 1
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "PASS: $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+[ -x "$BUILD/ringctl" ] || { echo "FAIL: $BUILD/ringctl missing: run make"; echo "0 passed, 1 failed"; exit 1; }
+export PATH=$BUILD:$PATH
+
+# comp WORD...: COMPREPLY, sorted, one line, for the words with the cursor
+# on the last one (a fresh bash each time: nothing carries over)
+comp()
+{
+	bash --norc --noprofile -c '
+		source completion/ringctl || exit 1
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+		_ringmaster
+		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " " | sed "s/ $//"' bash "$@"
+}
+
+# expect "WANT" WORD...: exactly these candidates
+expect()
+{
+	local want=$1 got
+	shift
+	got=$(comp "$@")
+	if [ "$got" = "$want" ]; then
+		pass "[$*] -> $want"
+	else
+		fail "[$*] -> '$got', want '$want'"
+	fi
+}
+
+ifaces=$(ls /sys/class/net | sort | tr '\n' ' ' | sed 's/ $//')
+expect "config diff lookup node restore ring save seed service show stats" ringctl ""
+expect "node" ringctl no
+expect "add del set" ringctl node ""
+expect "add del list" ringctl service ""
+expect "save seed service show stats" ringctl s
+expect "--dev --dry-run --help --json --mac --pin-dir --verbose --weight" ringctl node add web a --
+expect "--dev --dry-run" ringctl node add web a --d
+expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,b --
+expect "--active --down --drain --dry-run --help --json --pin-dir --verbose --weight" ringctl node set web a --
+expect "tcp udp" ringctl service add x --vip 198.18.0.1 --proto ""
+expect "3tuple 5tuple" ringctl --pin-dir /tmp service add x --hash ""
+expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
+expect "lo" ringctl node add web a --dev l
+expect "attach detach purge status" ringload ""
+expect "$ifaces" ringload attach ""
+expect "auto generic native skb" ringload attach lo --mode ""
+expect "--conn-table --help --mode --pin-dir --reuse --verbose" ringload attach lo --
+expect "--purge" ringload detach lo --pu
+# no director at this pin dir: no names, no error output
+expect "" ringctl --pin-dir /sys/fs/bpf/rm-no-such-dir node add ""
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
