@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The systemd unit ringmaster@.service, installed (make install PREFIX=T,
+# so its ExecStart/ExecStop name binaries that exist, and its man pages are
+# found through MANPATH): `systemd-analyze verify` on an instance accepts
+# it with no message at all. What its commands do on a live director
+# (restart keeps the program and the flows, a "reboot" restores the saved
+# file) is tests/e2e/test_system.sh.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+cd "$top" || exit 1
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "PASS: $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze missing (package systemd): run scripts/install-deps.sh"; echo "0 passed, 1 failed"; exit 1; }
+
+tmp=$(mktemp -d /tmp/rm-systemd.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+if ! make --no-print-directory -s BUILD="$BUILD" install PREFIX="$tmp" CONFDIR="$tmp/etc" >/dev/null; then
+	echo "FAIL: make install PREFIX=$tmp"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+unit=$tmp/lib/systemd/system/ringmaster@.service
+for iface in lo eth1 veth-a.b; do
+	inst=$tmp/lib/systemd/system/ringmaster@$iface.service
+	if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$inst" >"$tmp/out" 2>&1 &&
+		! [ -s "$tmp/out" ]; then
+		pass "systemd-analyze verify ringmaster@$iface.service: no message"
+	else
+		fail "systemd-analyze verify ringmaster@$iface.service:"
+		cat "$tmp/out"
+	fi
+done
+# A stop must not detach: nothing in the unit runs ringload detach/purge.
+if grep -Eq '^Exec.*ringload +(detach|purge)' "$unit"; then
+	fail "the unit detaches or purges"
+else
+	pass "no ExecStop/ExecStart detaches or purges (a stop keeps the director attached)"
+fi
+if grep -q "^ExecStart=$tmp/sbin/ringload attach %I --reuse" "$unit" &&
+	grep -q "^ExecStop=-$tmp/sbin/ringctl --pin-dir \${PIN_DIR} save --output $tmp/etc/%I.conf" "$unit"; then
+	pass "start attaches with --reuse, stop saves the live configuration"
+else
+	fail "ExecStart/ExecStop not as documented"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
