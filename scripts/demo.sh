@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The Ringmaster demo: `sudo make demo` runs it after building.
+# The Ringmaster demo: `make demo` (as root) runs it after building.
 #   scripts/demo.sh [BUILD]
 # Builds a namespace testbed (a client, the director, 3 nodes), attaches
 # the XDP director, opens 3,000 real connections to a TCP service and
@@ -50,7 +50,7 @@ die()
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "demo: needs root for network namespaces and XDP: sudo make demo" >&2
+	echo "demo: needs root for network namespaces and XDP: run make demo as root" >&2
 	exit 1
 fi
 for t in "$RINGCTL" "$RINGLOAD" "$RM_SERVER" "$RM_CLIENT"; do

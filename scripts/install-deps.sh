@@ -9,6 +9,9 @@ pkgs=(
 	libcmocka-dev
 	iproute2 ethtool iputils-ping
 	python3
+	# man pages (groff -ww, man --warnings), completion, systemd-analyze
+	# verify, and setpriv/strings in the install test
+	groff-base man-db bash-completion systemd util-linux binutils
 )
 
 missing=()

@@ -403,7 +403,7 @@ e2e_require_director()
 		fi
 	done
 	if ! command -v bpftool >/dev/null 2>&1; then
-		echo "$E2E_NAME: bpftool missing: sudo make deps" >&2
+		echo "$E2E_NAME: bpftool missing: run make deps as root" >&2
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
