@@ -12,8 +12,8 @@
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_vip_filter.h>
 
-/* Each service has its own key, and a 3-tuple service a second one with
- * RM_SVCK_FRAG for its non-first fragments. */
+/* Each service has its own key, and each (VIP, proto) with a service one
+ * RM_SVCK_FRAG key for its non-first fragments. */
 #define RM_MAX_SVC_KEYS (2 * RM_MAX_SERVICES)
 
 struct {

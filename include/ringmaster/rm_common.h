@@ -104,7 +104,9 @@ struct rm_flow {
 /* Service match. Lookup order in the data plane: exact port, then port 0
  * (wildcard for the VIP and protocol). Non-first IP fragments carry no
  * ports; they are looked up with port 0 and RM_SVCK_FRAG set, an entry
- * ringctl installs for 3-tuple services only. Every key has its slot set
+ * ringctl installs for every (VIP, proto) with a service: with
+ * RM_SVC_F_3TUPLE when a 3-tuple service holds it (fragments forwarded),
+ * without for 5-tuple ones only (fragments dropped and counted). Every key has its slot set
  * in rm_vip_slots (rm_vip_filter.h), which the data plane reads first. */
 struct rm_svc_key {
 	__be32 vip[4]; /* be; IPv4 in vip[0], rest zero */

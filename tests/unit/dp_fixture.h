@@ -246,17 +246,23 @@ static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
 	return bpf_map_update_elem(fx->services, &key, &val, BPF_ANY);
 }
 
-/* A service the way ringctl installs it: the key, and for a 3-tuple
- * service the RM_SVCK_FRAG key its non-first fragments match. */
+/* A service the way ringctl installs it: the key, and the RM_SVCK_FRAG
+ * key of its (VIP, proto) that non-first fragments match, unless one is
+ * there already; a 3-tuple service takes it over from a 5-tuple one. */
 static inline int dp_service(struct dp_fx *fx, int family, const char *vip,
 			     __u8 proto, __u16 port, __u32 id, __u32 svc_flags)
 {
+	__u32 three = svc_flags & RM_SVC_F_3TUPLE;
+	struct rm_svc_key fk;
+	struct rm_svc cur;
 	int err =
 	    dp_add_service(fx, family, vip, proto, port, 0, id, svc_flags);
 
-	if (!err && (svc_flags & RM_SVC_F_3TUPLE))
+	dp_svc_key(&fk, family, vip, proto, 0, RM_SVCK_FRAG);
+	if (!err && (bpf_map_lookup_elem(fx->services, &fk, &cur) ||
+		     (three && !(cur.flags & RM_SVC_F_3TUPLE))))
 		err = dp_add_service(fx, family, vip, proto, 0, RM_SVCK_FRAG,
-				     id, svc_flags);
+				     id, three);
 	return err;
 }
 

@@ -695,8 +695,9 @@ static void test_dry_run(void **state)
 	assert_true(state_digest(fx->pin, true) == before);
 }
 
-/* Fragment entries follow 3-tuple services; states take nodes out of
- * and back into the ring; down moves gen on. */
+/* The fragment entry of a (VIP, proto) follows its 3-tuple services
+ * and falls back to a 5-tuple one (flags 0: its fragments are dropped);
+ * states take nodes out of and back into the ring; down moves gen on. */
 static void test_frag_and_states(void **state)
 {
 	struct fx *fx = *state;
@@ -707,17 +708,27 @@ static void test_frag_and_states(void **state)
 	int fd, slot;
 	__u32 gen;
 
-	add_svc(fx->pin, "a", "198.18.0.20", 1000, IPPROTO_UDP, true);
-	add_svc(fx->pin, "b", "198.18.0.20", 2000, IPPROTO_UDP, true);
 	fk.vip[0] = inet_addr("198.18.0.20");
 	fd = bpf_map__fd(fx->skel->maps.rm_services);
+	add_svc(fx->pin, "c", "198.18.0.20", 3000, IPPROTO_UDP, false);
 	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
 	assert_int_equal(v.id, 0);
+	assert_int_equal(v.flags, 0);
+	add_svc(fx->pin, "a", "198.18.0.20", 1000, IPPROTO_UDP, true);
+	add_svc(fx->pin, "b", "198.18.0.20", 2000, IPPROTO_UDP, true);
+	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
+	assert_int_equal(v.id, 1); /* a 3-tuple service takes it over */
 	assert_int_equal(v.flags, RM_SVC_F_3TUPLE);
 	assert_int_equal(change(fx->pin, &o), 0);
 	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
-	assert_int_equal(v.id, 1); /* moved to the service left */
+	assert_int_equal(v.id, 2); /* moved to the 3-tuple service left */
+	assert_int_equal(v.flags, RM_SVC_F_3TUPLE);
 	o.svc = "b";
+	assert_int_equal(change(fx->pin, &o), 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
+	assert_int_equal(v.id, 0); /* back to the 5-tuple one: drop */
+	assert_int_equal(v.flags, 0);
+	o.svc = "c";
 	assert_int_equal(change(fx->pin, &o), 0);
 	assert_int_not_equal(bpf_map_lookup_elem(fd, &fk, &v), 0);
 
@@ -805,9 +816,8 @@ static void test_vip_filter_tracks_keys(void **state)
 	    {"w6", "2001:db8:30::1", 443, IPPROTO_TCP, false},
 	    {"d6", "2001:db8:30::1", 0, IPPROTO_UDP, true},
 	};
-	/* keys: one each, plus one fragment key per (VIP, proto) of the
-	 * 3-tuple ones */
-	static const int keys_after_add[] = {1, 3, 4, 5, 6, 8};
+	/* keys: one each, plus one fragment key per (VIP, proto) */
+	static const int keys_after_add[] = {2, 4, 5, 7, 9, 11};
 	struct fx *fx = *state;
 	struct op o = {.kind = SVC_DEL};
 	int n = sizeof(svcs) / sizeof(svcs[0]), i, ffd;
@@ -833,18 +843,18 @@ static void test_vip_filter_tracks_keys(void **state)
 	assert_int_equal(bpf_map_update_elem(ffd, &zero, zeroed, BPF_ANY), 0);
 	assert_int_equal(rm_state_create(fx->pin, &again), 0);
 	ringmaster_bpf__destroy(again);
-	assert_int_equal(filter_matches_keys(fx), 8);
+	assert_int_equal(filter_matches_keys(fx), 11);
 	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
 
 	/* deletes clear the slots of the keys that go, only those */
 	o.svc = "d4"; /* the fragment key stays, with e4 */
 	assert_int_equal(change(fx->pin, &o), 0);
-	assert_int_equal(filter_matches_keys(fx), 7);
+	assert_int_equal(filter_matches_keys(fx), 10);
 	o.svc = "e4";
 	assert_int_equal(change(fx->pin, &o), 0);
-	assert_int_equal(filter_matches_keys(fx), 5);
+	assert_int_equal(filter_matches_keys(fx), 8);
 	add_svc(fx->pin, "d4", "198.18.0.30", 53, IPPROTO_UDP, true);
-	assert_int_equal(filter_matches_keys(fx), 7);
+	assert_int_equal(filter_matches_keys(fx), 10);
 	check_flows(fx, "w4", 4, "198.18.0.30", IPPROTO_TCP, 80, false);
 	check_flows(fx, "d6", 6, "2001:db8:30::1", IPPROTO_UDP, 53, true);
 	for (i = 0; i < n; i++) {
