@@ -4,7 +4,7 @@
  *
  * Every struct, enum, limit and map name that crosses the kernel/user
  * boundary lives here, once. Limits are overridable at build time
- * (make CFLAGS_EXTRA=-DRM_MAX_NODES=4096), and both sides are built from the
+ * (make EXTRA_DEFS=-DRM_MAX_NODES=8192), and both sides are built from the
  * same Makefile variables, so they cannot disagree.
  *
  * Byte order: fields marked "be" are network order exactly as they appear
@@ -19,6 +19,15 @@
 #else
 #include <linux/types.h>
 #include <stdint.h>
+#endif
+
+/* Code shared by both sides (rm_hash.h, rm_search.h, rm_conn.h) is
+ * inlined everywhere: in BPF a call is a verifier boundary, and userspace
+ * must compute exactly what the kernel does. */
+#ifdef __BPF__
+#define RM_INLINE static __always_inline
+#else
+#define RM_INLINE static inline __attribute__((always_inline))
 #endif
 
 /* ---- limits (overridable) ------------------------------------------ */
@@ -74,6 +83,7 @@
 #define RM_MAP_NODE_STATS "rm_node_stats"
 #define RM_MAP_TX_PORTS "rm_tx_ports"
 #define RM_MAP_CONNS "rm_conns"
+#define RM_MAP_CONNS6 "rm_conns6"
 #define RM_MAP_VIP_SLOTS "rm_vip_slots"
 #define RM_PROG_NAME "rm_xdp"
 
@@ -205,16 +215,21 @@ struct rm_config {
 };
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
 
-/* ---- rm_conns: LRU_HASH, struct rm_flow -> rm_conn ------------------ */
-/* Connection table: flow (always the full 5-tuple as hashed, i.e. ports
- * zero for 3-tuple services) -> the node it was sent to, so established
+/* ---- rm_conns: LRU_HASH, rm_conn_key4 -> rm_conn (IPv4 flows) ------- */
+/* ---- rm_conns6: LRU_HASH, struct rm_flow -> rm_conn (IPv6 flows) ---- */
+/* Connection table, one map per family: flow (always the full 5-tuple as
+ * hashed, i.e. ports zero for 3-tuple services) -> the node it was sent
+ * to, so established
  * flows stay on their node when the ring changes. The data plane writes
  * an entry on the first non-SYN packet of a flow (never on a SYN), and
  * uses it while the node slot still has the remembered gen and is ACTIVE
  * or DRAINING and, for UDP, the entry is younger than the UDP timeout.
- * bpf/conntrack.h has the rules; the map is created with
- * RM_DEFAULT_CONN_ENTRIES, which the loader may override, and per-CPU LRU
- * lists: each CPU evicts from its own max_entries / ncpus entries. */
+ * bpf/conntrack.h has the rules, rm_conn.h the validity rule both sides
+ * apply; each map is created with RM_DEFAULT_CONN_ENTRIES, which the
+ * loader may override, and per-CPU LRU lists: each CPU evicts from its own
+ * max_entries / ncpus entries. An IPv4 flow's key is 16 bytes instead of
+ * rm_flow's 40: the table hashes and compares the whole key on every
+ * lookup, and most traffic is IPv4. */
 #ifndef RM_DEFAULT_CONN_ENTRIES
 #define RM_DEFAULT_CONN_ENTRIES 262144
 #endif
@@ -228,6 +243,15 @@ struct rm_config {
 #ifndef RM_DEFAULT_CONN_INSERT_RATE
 #define RM_DEFAULT_CONN_INSERT_RATE 200000
 #endif
+struct rm_conn_key4 {
+	__be32 src;   /* be */
+	__be32 dst;   /* be */
+	__be16 sport; /* be */
+	__be16 dport; /* be */
+	__u8 proto;   /* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 pad[3];  /* zero */
+};
+
 struct rm_conn {
 	__u32 node;    /* host; rm_nodes slot */
 	__u32 gen;     /* host; rm_nodes[node].gen when remembered */

@@ -35,6 +35,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <ringmaster/rm_conn.h>
 #include <ringmaster/rm_hash.h>
 #include "ringmaster.skel.h"
 #include "state.h"
@@ -1254,25 +1255,36 @@ static struct rm_flow flow_key(const struct flow_in *f)
 	return k;
 }
 
-static int conns_fd(struct fx *fx)
+/* The table of f's family; *k its key there (room for either key). */
+static int conn_key(struct fx *fx, const struct flow_in *f, struct rm_flow *k)
 {
+	struct rm_flow flow = flow_key(f);
+
+	if (flow.family == RM_FAMILY_V6) {
+		*k = flow;
+		return bpf_map__fd(fx->skel->maps.rm_conns6);
+	}
+	memset(k, 0, sizeof(*k));
+	rm_conn_key4_of(&flow, (struct rm_conn_key4 *)k);
 	return bpf_map__fd(fx->skel->maps.rm_conns);
 }
 
 static void get_conn(struct fx *fx, const struct flow_in *f, struct rm_conn *c)
 {
-	struct rm_flow k = flow_key(f);
+	struct rm_flow k;
+	int fd = conn_key(fx, f, &k);
 
-	assert_int_equal(bpf_map_lookup_elem(conns_fd(fx), &k, c), 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &k, c), 0);
 }
 
 static void put_conn(struct fx *fx, const struct flow_in *f, __u32 node,
 		     __u32 gen, __u64 last_ns)
 {
-	struct rm_flow k = flow_key(f);
+	struct rm_flow k;
 	struct rm_conn c = {.node = node, .gen = gen, .last_ns = last_ns};
+	int fd = conn_key(fx, f, &k);
 
-	assert_int_equal(bpf_map_update_elem(conns_fd(fx), &k, &c, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(fd, &k, &c, BPF_ANY), 0);
 }
 
 static void counters(struct fx *fx, __u64 out[RM_CNT_MAX])

@@ -41,6 +41,7 @@ const char *const rm_map_names[RM_M_NR] = {
 	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
 	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
 	[RM_M_CONNS] = RM_MAP_CONNS,
+	[RM_M_CONNS6] = RM_MAP_CONNS6,
 	[RM_M_VIP_SLOTS] = RM_MAP_VIP_SLOTS,
 };
 
@@ -250,7 +251,8 @@ int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
 		    !access(path, F_OK))
 			bpf_map__set_map_flags(map, bpf_map__map_flags(map) |
 							BPF_F_RDONLY_PROG);
-		if (!strcmp(bpf_map__name(map), RM_MAP_CONNS)) {
+		if (!strcmp(bpf_map__name(map), RM_MAP_CONNS) ||
+		    !strcmp(bpf_map__name(map), RM_MAP_CONNS6)) {
 			err = size_conns(map, path, conn_entries);
 			if (err)
 				return err;
@@ -517,7 +519,10 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_TX_PORTS, 4, 0);
 	if (!err)
-		err = check_map(st, RM_M_CONNS, sizeof(struct rm_flow),
+		err = check_map(st, RM_M_CONNS, sizeof(struct rm_conn_key4),
+				sizeof(struct rm_conn));
+	if (!err)
+		err = check_map(st, RM_M_CONNS6, sizeof(struct rm_flow),
 				sizeof(struct rm_conn));
 	if (!err)
 		err = check_map(st, RM_M_VIP_SLOTS, 4,
