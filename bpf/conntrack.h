@@ -49,6 +49,13 @@
 #ifndef RM_BPF_CONNTRACK_H
 #define RM_BPF_CONNTRACK_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/conntrack.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include <linux/in.h>
 
 #include <ringmaster/rm_conn.h>

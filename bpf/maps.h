@@ -149,4 +149,11 @@ struct {
 	__type(value, struct rm_conn_bucket);
 } rm_conn_limit SEC(".maps");
 
+/* Every map rm_common.h's RM_MAPS names is defined above, under that
+ * name: userspace opens the pins by those names. */
+#define RM_MAP_DEFINED(id, name)                                           \
+	_Static_assert(sizeof(name) > 0, #name " is in RM_MAPS");
+RM_MAPS(RM_MAP_DEFINED)
+#undef RM_MAP_DEFINED
+
 #endif /* RM_BPF_MAPS_H */

@@ -13,6 +13,10 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+/* This unit holds the data plane's BPF global functions (parse.h, ring.h,
+ * conntrack.h refuse any other includer). */
+#define RM_BPF_DIRECTOR_UNIT
+
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_hash.h>
 

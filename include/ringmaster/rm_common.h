@@ -72,19 +72,25 @@
 
 #define RM_DEFAULT_PIN_DIR "/sys/fs/bpf/ringmaster"
 
-/* ---- map names (pinned under the pin dir with these names) --------- */
-#define RM_MAP_SERVICES "rm_services"
-#define RM_MAP_RINGS "rm_rings"
-#define RM_MAP_NODES "rm_nodes"
-#define RM_MAP_CONFIG "rm_config"
-#define RM_MAP_SVC_META "rm_svc_meta"
-#define RM_MAP_COUNTERS "rm_counters"
-#define RM_MAP_SVC_STATS "rm_svc_stats"
-#define RM_MAP_NODE_STATS "rm_node_stats"
-#define RM_MAP_TX_PORTS "rm_tx_ports"
-#define RM_MAP_CONNS "rm_conns"
-#define RM_MAP_CONNS6 "rm_conns6"
-#define RM_MAP_VIP_SLOTS "rm_vip_slots"
+/* ---- maps: each name written once, here -------------------------------- */
+/* X(ID, name) for every map userspace opens: name is the map's variable
+ * in bpf/maps.h (which fails to build if one is missing) and its pin name
+ * under the pin dir; userspace knows the map as RM_M_<ID> (enum
+ * rm_map_id, user/lib/state.h) and its name as rm_map_names[RM_M_<ID>]
+ * or RM_MAP_NAME(ID). */
+#define RM_MAPS(X)                                                         \
+	X(SERVICES, rm_services)                                           \
+	X(RINGS, rm_rings)                                                 \
+	X(NODES, rm_nodes)                                                 \
+	X(CONFIG, rm_config)                                               \
+	X(SVC_META, rm_svc_meta)                                           \
+	X(COUNTERS, rm_counters)                                           \
+	X(SVC_STATS, rm_svc_stats)                                         \
+	X(NODE_STATS, rm_node_stats)                                       \
+	X(TX_PORTS, rm_tx_ports)                                           \
+	X(CONNS, rm_conns)                                                 \
+	X(CONNS6, rm_conns6)                                               \
+	X(VIP_SLOTS, rm_vip_slots)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- keyed hash seed ------------------------------------------------ */

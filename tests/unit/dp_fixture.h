@@ -20,6 +20,7 @@
 #include <ringmaster/rm_hash.h>
 #include "ring.h"
 #include "ring_map.h"
+#include "state.h"
 #include "vip_filter.h"
 #include "ringmaster.skel.h"
 #include "dp_packet.h"

@@ -433,7 +433,7 @@ static void test_map_shape(void **state)
 				   : sizeof(struct rm_conn_key4));
 		assert_int_equal(info.value_size, sizeof(struct rm_conn));
 		assert_string_equal(info.name,
-				    i ? RM_MAP_CONNS6 : RM_MAP_CONNS);
+				    i ? RM_MAP_NAME(CONNS6) : RM_MAP_NAME(CONNS));
 		/* per-CPU LRU lists: the kernel rounds up to a multiple of
 		 * ncpus */
 		assert_int_equal(info.max_entries,

@@ -22,23 +22,13 @@
 #include <ringmaster/rm_common.h>
 #include "ring.h"
 
-/* The BPF program's maps, all pinned as <pin dir>/<name>. */
-enum rm_map_id {
-	RM_M_SERVICES,
-	RM_M_RINGS,
-	RM_M_NODES,
-	RM_M_CONFIG,
-	RM_M_SVC_META,
-	RM_M_COUNTERS,
-	RM_M_SVC_STATS,
-	RM_M_NODE_STATS,
-	RM_M_TX_PORTS,
-	RM_M_CONNS,
-	RM_M_CONNS6,
-	RM_M_VIP_SLOTS,
-	RM_M_NR
-};
+/* The BPF program's maps (RM_MAPS, rm_common.h), all pinned as
+ * <pin dir>/<name>. */
+#define RM_MAP_ENUM(id, name) RM_M_##id,
+enum rm_map_id { RM_MAPS(RM_MAP_ENUM) RM_M_NR };
+#undef RM_MAP_ENUM
 extern const char *const rm_map_names[RM_M_NR];
+#define RM_MAP_NAME(id) (rm_map_names[RM_M_##id])
 
 /* Attached interfaces: an ARRAY that ringload creates and pins next to
  * the program's maps (bpffs holds only pins and directories, and the data

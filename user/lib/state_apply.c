@@ -366,7 +366,7 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 		err = rm_vip_slots_merge(st->fd[RM_M_VIP_SLOTS], slots);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 	for (int j = 0; j < n && !err; j++) {
 		if (!bpf_map_lookup_elem(fd, &want[j].k, &cur) &&
@@ -388,7 +388,7 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 		err = rm_vip_slots_sync(st->fd[RM_M_VIP_SLOTS], fd);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 out:
 	free(want);
@@ -485,7 +485,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!new->svc[i].in_use ||

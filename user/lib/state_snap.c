@@ -102,15 +102,15 @@ static bool encodes_to(const struct rm_ring *r, const struct rm_slot *slots,
 	return same;
 }
 
-/* Entry i of an encoded ring: two per slot after the index (rm_common.h,
- * struct rm_slot). The only place that knows the entry layout. */
+/* Entry i of an encoded ring, e pointing at the first entry slot: read
+ * with the macros the ring search uses (rm_common.h, struct rm_slot). */
 static void entry_at(const struct rm_slot *e, __u32 i, __u32 *point,
 		     __u32 *id)
 {
 	const struct rm_slot *s = &e[i >> 1];
 
-	*point = i & 1 ? s->c : s->a;
-	*id = i & 1 ? s->d : s->b;
+	*point = RM_ENTRY_POINT(s, i);
+	*id = RM_ENTRY_NODE(s, i);
 }
 
 /* Read the entries back; node names and weights come from s. */
@@ -345,7 +345,7 @@ int rm_state_conn_max(struct rm_state *st, __u32 *max_entries)
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(st->fd[RM_M_CONNS], &info, &len))
-		return rm_state_fail(-errno, "cannot inspect %s: %s", RM_MAP_CONNS,
+		return rm_state_fail(-errno, "cannot inspect %s: %s", RM_MAP_NAME(CONNS),
 			    strerror(errno));
 	*max_entries = info.max_entries;
 	return 0;
