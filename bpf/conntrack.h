@@ -37,8 +37,10 @@
  * An entry is valid while rm_nodes[node] still has the remembered gen and
  * is ACTIVE or DRAINING (a drained node keeps its flows; DOWN, FREE and a
  * reused slot lose them on the next packet) and, for UDP, while it is not
- * older than the UDP timeout. TCP entries never expire by age: the table
- * does not follow FIN/RST, and the LRU evicts entries nobody uses.
+ * older than the UDP timeout (rm_conn.h, shared with userspace). TCP
+ * entries never expire by age: the table does not follow FIN/RST, and
+ * the LRU evicts entries nobody uses. IPv4 flows live in rm_conns under a
+ * 16-byte key, IPv6 flows in rm_conns6 (maps.h).
  *
  * Known cost of inserting nothing on a SYN: a ring change that falls
  * between a connection's SYN and its ACK, and moves its tuple, sends the
@@ -47,12 +49,20 @@
 #ifndef RM_BPF_CONNTRACK_H
 #define RM_BPF_CONNTRACK_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/conntrack.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include <linux/in.h>
+
+#include <ringmaster/rm_conn.h>
 
 #include "counters.h"
 #include "maps.h"
 
-#define RM_NSEC_PER_SEC 1000000000ULL
 /* last_ns is rewritten at most this often by a flow's packets, so a busy
  * flow does not write a cache line every CPU reads on every packet. */
 #define RM_CONN_REFRESH_NS RM_NSEC_PER_SEC
@@ -76,29 +86,39 @@ enum rm_conn_res {
 	RM_CONN_STALE,	  /* an entry, no longer valid */
 };
 
-/* Look the flow up and judge its entry; counts hit, miss or stale.
+/* The flow's entry in the table of its family, or NULL; k4 is room for
+ * an IPv4 key, which must outlive the pointer's use as a key. */
+static __always_inline struct rm_conn *
+rm_conn_find(const struct rm_flow *flow, struct rm_conn_key4 *k4)
+{
+	if (flow->family == RM_FAMILY_V6)
+		return bpf_map_lookup_elem(&rm_conns6, flow);
+	rm_conn_key4_of(flow, k4);
+	return bpf_map_lookup_elem(&rm_conns, k4);
+}
+
+/* Look the flow up and judge its entry (rm_conn_valid_at, the rule
+ * userspace applies too); counts hit, miss or stale.
  * refresh: a hit may bump last_ns (not for ICMP errors).
  *
- * UDP entries expire after T = udp_timeout_s (0: the default) without a
- * refresh, and a hit refreshes an entry older than R = min(1 s, T / 2):
- * a flow whose packets are never more than T - R apart never expires.
- * Ages are signed: another CPU may have refreshed the entry after this
- * one read the clock.
+ * A hit refreshes an entry older than R = 1 s, or, for UDP, than
+ * min(1 s, T / 2) with T the UDP timeout: a flow whose packets are never
+ * more than T - R apart never expires.
  *
  * A global function: the verifier checks it once, on its own, not once
  * more for every path of the caller that reaches it (parse.h). */
 __noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
 			      int refresh, __u32 *node_id)
 {
-	__u64 now, last, timeout, every = RM_CONN_REFRESH_NS;
+	__u64 now, last, every = RM_CONN_REFRESH_NS, timeout;
+	struct rm_conn_key4 k4;
 	struct rm_node *node;
 	struct rm_conn *e;
 	__u32 id, gen;
-	__s64 age;
 
 	if (!flow || !node_id)
 		return RM_CONN_NONE;
-	e = bpf_map_lookup_elem(&rm_conns, flow);
+	e = rm_conn_find(flow, &k4);
 	if (!e) {
 		rm_count(RM_CNT_CONN_MISS);
 		return RM_CONN_MISS;
@@ -108,29 +128,22 @@ __noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
 	gen = e->gen;
 	last = e->last_ns;
 	node = bpf_map_lookup_elem(&rm_nodes, &id);
-	if (!node || node->gen != gen ||
-	    (node->state != RM_NODE_ACTIVE && node->state != RM_NODE_DRAINING))
-		goto stale;
-
 	now = rm_conn_now();
-	age = (__s64)(now - last);
+	if (!rm_conn_valid_at(node, gen, flow->proto, last, now,
+			      udp_timeout_s)) {
+		rm_count(RM_CNT_CONN_STALE);
+		return RM_CONN_STALE;
+	}
 	if (flow->proto == IPPROTO_UDP) {
-		timeout = (__u64)(udp_timeout_s ? udp_timeout_s
-						: RM_DEFAULT_UDP_TIMEOUT_S) *
-			  RM_NSEC_PER_SEC;
-		if (age > (__s64)timeout)
-			goto stale;
+		timeout = rm_conn_udp_timeout_ns(udp_timeout_s);
 		if (timeout / 2 < every)
 			every = timeout / 2;
 	}
-	if (refresh && age > (__s64)every)
+	if (refresh && (__s64)(now - last) > (__s64)every)
 		e->last_ns = now;
 	*node_id = id;
 	rm_count(RM_CNT_CONN_HIT);
 	return RM_CONN_HIT;
-stale:
-	rm_count(RM_CNT_CONN_STALE);
-	return RM_CONN_STALE;
 }
 
 /* One token of this CPU's bucket, refilled at rate per second up to one
@@ -165,23 +178,33 @@ static __always_inline int rm_conn_token(__u64 now, __u32 rate)
 	return 1;
 }
 
+/* A SYN of a 5-tuple service: forget whatever an earlier connection on
+ * the same tuple left behind (see the top of this file). */
+static __always_inline void rm_conn_forget(const struct rm_flow *flow)
+{
+	struct rm_conn_key4 k4;
+
+	if (flow->family == RM_FAMILY_V6) {
+		if (bpf_map_lookup_elem(&rm_conns6, flow))
+			bpf_map_delete_elem(&rm_conns6, flow);
+		return;
+	}
+	rm_conn_key4_of(flow, &k4);
+	if (bpf_map_lookup_elem(&rm_conns, &k4))
+		bpf_map_delete_elem(&rm_conns, &k4);
+}
+
 /* Remember that the flow goes to node_id (slot generation gen), subject
  * to the per-CPU write rate (0: no limit). Counts insert or
  * insert-limited; a write the map itself refuses (ENOMEM, only when the
  * LRU races with itself) counts neither. A global function for the same
  * reason as the lookup. */
-/* A SYN of a 5-tuple service: forget whatever an earlier connection on
- * the same tuple left behind (see the top of this file). */
-static __always_inline void rm_conn_forget(const struct rm_flow *flow)
-{
-	if (bpf_map_lookup_elem(&rm_conns, flow))
-		bpf_map_delete_elem(&rm_conns, flow);
-}
-
 __noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
 				__u32 gen, __u32 rate)
 {
 	struct rm_conn v = {.node = node_id, .gen = gen};
+	struct rm_conn_key4 k4;
+	long err;
 
 	if (!flow)
 		return -1;
@@ -193,7 +216,13 @@ __noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
 	/* a whole-element update, not a write through the lookup's pointer:
 	 * a reader on another CPU sees the old (node, gen) or the new one,
 	 * never one of each */
-	if (bpf_map_update_elem(&rm_conns, flow, &v, BPF_ANY))
+	if (flow->family == RM_FAMILY_V6) {
+		err = bpf_map_update_elem(&rm_conns6, flow, &v, BPF_ANY);
+	} else {
+		rm_conn_key4_of(flow, &k4);
+		err = bpf_map_update_elem(&rm_conns, &k4, &v, BPF_ANY);
+	}
+	if (err)
 		return -1;
 	rm_count(RM_CNT_CONN_INSERT);
 	return 0;

@@ -12,8 +12,8 @@
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_vip_filter.h>
 
-/* Each service has its own key, and a 3-tuple service a second one with
- * RM_SVCK_FRAG for its non-first fragments. */
+/* Each service has its own key, and each (VIP, proto) with a service one
+ * RM_SVCK_FRAG key for its non-first fragments. */
 #define RM_MAX_SVC_KEYS (2 * RM_MAX_SERVICES)
 
 struct {
@@ -107,7 +107,8 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } rm_tx_ports SEC(".maps");
 
-/* Connection table (conntrack.h has the rules). LRU, so a full table
+/* Connection tables (conntrack.h has the rules): IPv4 flows in rm_conns
+ * under a 16-byte key, IPv6 flows in rm_conns6. LRU, so a full table
  * makes room by dropping the least recently used entry instead of
  * refusing new flows. BPF_F_NO_COMMON_LRU gives each CPU its own LRU list
  * and free pool over the one shared hash table: an insert takes no global
@@ -117,14 +118,22 @@ struct {
  * cost: each CPU can hold only max_entries / ncpus entries of its own,
  * so a CPU that sees more flows than that evicts early even if the table
  * has room elsewhere; size it with that in mind. The loader sets
- * max_entries at attach time (bpf_map__set_max_entries). */
+ * max_entries of both at attach time (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(max_entries, RM_DEFAULT_CONN_ENTRIES);
+	__type(key, struct rm_conn_key4);
+	__type(value, struct rm_conn);
+} rm_conns SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__uint(max_entries, RM_DEFAULT_CONN_ENTRIES);
 	__type(key, struct rm_flow);
 	__type(value, struct rm_conn);
-} rm_conns SEC(".maps");
+} rm_conns6 SEC(".maps");
 
 /* Per-CPU token bucket bounding rm_conns writes (conntrack.h). Private to
  * the data plane: userspace only sets the rate, in rm_config. */
@@ -139,5 +148,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rm_conn_bucket);
 } rm_conn_limit SEC(".maps");
+
+/* Every map rm_common.h's RM_MAPS names is defined above, under that
+ * name: userspace opens the pins by those names. */
+#define RM_MAP_DEFINED(id, name)                                           \
+	_Static_assert(sizeof(name) > 0, #name " is in RM_MAPS");
+RM_MAPS(RM_MAP_DEFINED)
+#undef RM_MAP_DEFINED
 
 #endif /* RM_BPF_MAPS_H */

@@ -12,6 +12,13 @@
 #ifndef RM_BPF_PARSE_H
 #define RM_BPF_PARSE_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/parse.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -128,8 +135,7 @@ static __always_inline int rm_is_ipv6_ext(__u8 nh)
  * verifier checks each once, on its own, instead of once for every path
  * that reaches it. Without that the IPv6 walk times the quoted IPv6 walk
  * times the ring search exceeds the verifier's budget. They take offsets,
- * not packet pointers, which global functions cannot receive. This header
- * is included by the one .bpf.c file only. */
+ * not packet pointers, which global functions cannot receive. */
 
 /* IPv6 extension header walk, in and out. */
 struct rm_walk {

@@ -6,6 +6,13 @@
 #ifndef RM_BPF_RING_H
 #define RM_BPF_RING_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/ring.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include "maps.h"
 
 /* Index by value so the search can pass expressions. */

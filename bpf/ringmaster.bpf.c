@@ -13,6 +13,10 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+/* This unit holds the data plane's BPF global functions (parse.h, ring.h,
+ * conntrack.h refuse any other includer). */
+#define RM_BPF_DIRECTOR_UNIT
+
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_hash.h>
 
@@ -59,7 +63,10 @@ int rm_xdp(struct xdp_md *ctx)
 		rm_flow_3tuple(&pkt.flow);
 	} else if (pkt.frag != RM_FRAG_NONE) {
 		/* later fragments carry no ports, so no 5-tuple hash can
-		 * follow the flow: keep all its fragments off the ring */
+		 * follow the flow: keep all its fragments off the ring. A
+		 * later fragment gets here through its (VIP, proto)'s
+		 * fragment key held by a 5-tuple service, and so does an
+		 * ICMP error quoting one (no node can be told from it). */
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_FRAGMENT);
 	}
 

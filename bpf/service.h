@@ -2,8 +2,9 @@
 /*
  * Service match: (VIP, proto, port) exact first, then port 0 as the
  * wildcard for the VIP and protocol. A non-first fragment has no port and
- * matches only the RM_SVCK_FRAG entry the control plane installs for
- * 3-tuple services.
+ * matches only the RM_SVCK_FRAG entry the control plane installs for each
+ * (VIP, proto) with a service; its flags say 3-tuple (route) or not
+ * (the caller drops it).
  *
  * Each key goes through rm_vip_slots first (rm_vip_filter.h): a NONE slot
  * means no such key, so most packets that are no service's leave after

@@ -4,7 +4,7 @@
  *
  * Every struct, enum, limit and map name that crosses the kernel/user
  * boundary lives here, once. Limits are overridable at build time
- * (make CFLAGS_EXTRA=-DRM_MAX_NODES=4096), and both sides are built from the
+ * (make EXTRA_DEFS=-DRM_MAX_NODES=8192), and both sides are built from the
  * same Makefile variables, so they cannot disagree.
  *
  * Byte order: fields marked "be" are network order exactly as they appear
@@ -19,6 +19,15 @@
 #else
 #include <linux/types.h>
 #include <stdint.h>
+#endif
+
+/* Code shared by both sides (rm_hash.h, rm_search.h, rm_conn.h) is
+ * inlined everywhere: in BPF a call is a verifier boundary, and userspace
+ * must compute exactly what the kernel does. */
+#ifdef __BPF__
+#define RM_INLINE static __always_inline
+#else
+#define RM_INLINE static inline __attribute__((always_inline))
 #endif
 
 /* ---- limits (overridable) ------------------------------------------ */
@@ -63,18 +72,25 @@
 
 #define RM_DEFAULT_PIN_DIR "/sys/fs/bpf/ringmaster"
 
-/* ---- map names (pinned under the pin dir with these names) --------- */
-#define RM_MAP_SERVICES "rm_services"
-#define RM_MAP_RINGS "rm_rings"
-#define RM_MAP_NODES "rm_nodes"
-#define RM_MAP_CONFIG "rm_config"
-#define RM_MAP_SVC_META "rm_svc_meta"
-#define RM_MAP_COUNTERS "rm_counters"
-#define RM_MAP_SVC_STATS "rm_svc_stats"
-#define RM_MAP_NODE_STATS "rm_node_stats"
-#define RM_MAP_TX_PORTS "rm_tx_ports"
-#define RM_MAP_CONNS "rm_conns"
-#define RM_MAP_VIP_SLOTS "rm_vip_slots"
+/* ---- maps: each name written once, here -------------------------------- */
+/* X(ID, name) for every map userspace opens: name is the map's variable
+ * in bpf/maps.h (which fails to build if one is missing) and its pin name
+ * under the pin dir; userspace knows the map as RM_M_<ID> (enum
+ * rm_map_id, user/lib/state.h) and its name as rm_map_names[RM_M_<ID>]
+ * or RM_MAP_NAME(ID). */
+#define RM_MAPS(X)                                                         \
+	X(SERVICES, rm_services)                                           \
+	X(RINGS, rm_rings)                                                 \
+	X(NODES, rm_nodes)                                                 \
+	X(CONFIG, rm_config)                                               \
+	X(SVC_META, rm_svc_meta)                                           \
+	X(COUNTERS, rm_counters)                                           \
+	X(SVC_STATS, rm_svc_stats)                                         \
+	X(NODE_STATS, rm_node_stats)                                       \
+	X(TX_PORTS, rm_tx_ports)                                           \
+	X(CONNS, rm_conns)                                                 \
+	X(CONNS6, rm_conns6)                                               \
+	X(VIP_SLOTS, rm_vip_slots)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- keyed hash seed ------------------------------------------------ */
@@ -104,7 +120,9 @@ struct rm_flow {
 /* Service match. Lookup order in the data plane: exact port, then port 0
  * (wildcard for the VIP and protocol). Non-first IP fragments carry no
  * ports; they are looked up with port 0 and RM_SVCK_FRAG set, an entry
- * ringctl installs for 3-tuple services only. Every key has its slot set
+ * ringctl installs for every (VIP, proto) with a service: with
+ * RM_SVC_F_3TUPLE when a 3-tuple service holds it (fragments forwarded),
+ * without for 5-tuple ones only (fragments dropped and counted). Every key has its slot set
  * in rm_vip_slots (rm_vip_filter.h), which the data plane reads first. */
 struct rm_svc_key {
 	__be32 vip[4]; /* be; IPv4 in vip[0], rest zero */
@@ -203,16 +221,21 @@ struct rm_config {
 };
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
 
-/* ---- rm_conns: LRU_HASH, struct rm_flow -> rm_conn ------------------ */
-/* Connection table: flow (always the full 5-tuple as hashed, i.e. ports
- * zero for 3-tuple services) -> the node it was sent to, so established
+/* ---- rm_conns: LRU_HASH, rm_conn_key4 -> rm_conn (IPv4 flows) ------- */
+/* ---- rm_conns6: LRU_HASH, struct rm_flow -> rm_conn (IPv6 flows) ---- */
+/* Connection table, one map per family: flow (always the full 5-tuple as
+ * hashed, i.e. ports zero for 3-tuple services) -> the node it was sent
+ * to, so established
  * flows stay on their node when the ring changes. The data plane writes
  * an entry on the first non-SYN packet of a flow (never on a SYN), and
  * uses it while the node slot still has the remembered gen and is ACTIVE
  * or DRAINING and, for UDP, the entry is younger than the UDP timeout.
- * bpf/conntrack.h has the rules; the map is created with
- * RM_DEFAULT_CONN_ENTRIES, which the loader may override, and per-CPU LRU
- * lists: each CPU evicts from its own max_entries / ncpus entries. */
+ * bpf/conntrack.h has the rules, rm_conn.h the validity rule both sides
+ * apply; each map is created with RM_DEFAULT_CONN_ENTRIES, which the
+ * loader may override, and per-CPU LRU lists: each CPU evicts from its own
+ * max_entries / ncpus entries. An IPv4 flow's key is 16 bytes instead of
+ * rm_flow's 40: the table hashes and compares the whole key on every
+ * lookup, and most traffic is IPv4. */
 #ifndef RM_DEFAULT_CONN_ENTRIES
 #define RM_DEFAULT_CONN_ENTRIES 262144
 #endif
@@ -226,6 +249,15 @@ struct rm_config {
 #ifndef RM_DEFAULT_CONN_INSERT_RATE
 #define RM_DEFAULT_CONN_INSERT_RATE 200000
 #endif
+struct rm_conn_key4 {
+	__be32 src;   /* be */
+	__be32 dst;   /* be */
+	__be16 sport; /* be */
+	__be16 dport; /* be */
+	__u8 proto;   /* IPPROTO_TCP / IPPROTO_UDP */
+	__u8 pad[3];  /* zero */
+};
+
 struct rm_conn {
 	__u32 node;    /* host; rm_nodes slot */
 	__u32 gen;     /* host; rm_nodes[node].gen when remembered */

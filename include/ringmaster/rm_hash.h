@@ -20,12 +20,6 @@
 
 #include "rm_common.h"
 
-#ifdef __BPF__
-#define RM_INLINE static __always_inline
-#else
-#define RM_INLINE static inline __attribute__((always_inline))
-#endif
-
 #define RM_ROTL64(x, b) (__u64)(((x) << (b)) | ((x) >> (64 - (b))))
 
 #define RM_SIPROUND(v0, v1, v2, v3)                                         \

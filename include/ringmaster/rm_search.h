@@ -27,14 +27,6 @@
 #error "define RM_RING_T and RM_RING_SLOT before including rm_search.h"
 #endif
 
-#ifndef RM_INLINE
-#ifdef __BPF__
-#define RM_INLINE static __always_inline
-#else
-#define RM_INLINE static inline __attribute__((always_inline))
-#endif
-#endif
-
 enum rm_search_result {
 	RM_SEARCH_OK = 0,
 	RM_SEARCH_EMPTY = 1,   /* ring has no entries: no node */

@@ -17,7 +17,9 @@
  * other case (MANY, a meta of another key, a fragment key, which no meta
  * holds) it looks the key up in rm_services as before.
  *
- * The rules (user/lib/vip_filter.c, user/lib/state.c):
+ * The rules (user/lib/vip_filter.h; kept by services_sync() in
+ * user/lib/state_apply.c and, for pins of older builds, by
+ * vip_slots_grow() in user/lib/state.c):
  *  - every key in rm_services has a non-NONE slot at every moment a
  *    packet can look (slots are set before keys are inserted, and cleared
  *    only after they are gone);

@@ -568,7 +568,7 @@ int cmd_control(const struct bench_opts *o)
 			rm_json_num(&j, "ring_bytes_per_entry_kernel",
 				    (double)ring_mem / n);
 		}
-		m = bpf_object__find_map_by_name(c.skel->obj, RM_MAP_CONNS);
+		m = bpf_object__find_map_by_name(c.skel->obj, RM_MAP_NAME(CONNS));
 		if (m &&
 		    !bpf_obj_get_info_by_fd(bpf_map__fd(m), &info, &ilen)) {
 			conn_mem = fdinfo_memlock(bpf_map__fd(m));

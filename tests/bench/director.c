@@ -17,6 +17,7 @@
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "ring_map.h"
+#include "state.h"
 #include "vip_filter.h"
 #include "director.h"
 #include "ringfix.h"
@@ -70,7 +71,7 @@ int dir_open(struct director *d)
 	d->counters_fd = bpf_map__fd(d->skel->maps.rm_counters);
 	d->tx_ports_fd = bpf_map__fd(d->skel->maps.rm_tx_ports);
 	/* by name: the skeleton field exists only once the map does */
-	m = bpf_object__find_map_by_name(d->skel->obj, RM_MAP_CONNS);
+	m = bpf_object__find_map_by_name(d->skel->obj, RM_MAP_NAME(CONNS));
 	if (m)
 		d->conns_fd = bpf_map__fd(m);
 	d->ncpus = libbpf_num_possible_cpus();

@@ -313,9 +313,11 @@ int cmd_search(const struct bench_opts *o)
 			 "same points: %.2fx; indexed on 2 MiB pages (no TLB "
 			 "misses): %.2fx",
 			 si.min / sb.min, ratio_bin.med, ratio_huge.med);
-		bench_target(o, "random-key search 1M / 1k", "<= 2.00x", meas,
-			     o->quick ? "n/a" : (r <= 2.0 ? "met" : "missed"),
-			     o->quick ? "--quick run" : note);
+		/* no target: 1M entries do not fit the cache, so a lookup
+		 * costs one memory access, the floor for such a ring; the
+		 * kernel part compares the 1M ring with the 64k one instead */
+		bench_target(o, "random-key search 1M / 1k", "(none: retired)",
+			     meas, "n/a", o->quick ? "--quick run" : note);
 	}
 	bench_json_close(jf, &j);
 	rc = 0;

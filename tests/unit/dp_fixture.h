@@ -16,9 +16,11 @@
 #include <bpf/libbpf.h>
 
 #include <ringmaster/rm_common.h>
+#include <ringmaster/rm_conn.h>
 #include <ringmaster/rm_hash.h>
 #include "ring.h"
 #include "ring_map.h"
+#include "state.h"
 #include "vip_filter.h"
 #include "ringmaster.skel.h"
 #include "dp_packet.h"
@@ -40,7 +42,7 @@ struct dp_svc {
 struct dp_fx {
 	struct ringmaster_bpf *skel;
 	int prog, services, rings, nodes, config, counters, svc_stats,
-	    node_stats, tx_ports, conns, vip_slots, svc_meta;
+	    node_stats, tx_ports, conns, conns6, vip_slots, svc_meta;
 	int ncpus;
 	struct dp_svc svc[RM_MAX_SERVICES];
 };
@@ -100,6 +102,7 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	fx->node_stats = bpf_map__fd(fx->skel->maps.rm_node_stats);
 	fx->tx_ports = bpf_map__fd(fx->skel->maps.rm_tx_ports);
 	fx->conns = bpf_map__fd(fx->skel->maps.rm_conns);
+	fx->conns6 = bpf_map__fd(fx->skel->maps.rm_conns6);
 	fx->vip_slots = bpf_map__fd(fx->skel->maps.rm_vip_slots);
 	fx->svc_meta = bpf_map__fd(fx->skel->maps.rm_svc_meta);
 	fx->ncpus = libbpf_num_possible_cpus();
@@ -164,46 +167,75 @@ static inline int dp_set_node(struct dp_fx *fx, __u32 id, __u32 ifindex,
 	return dp_set_node_gen(fx, id, ifindex, state, 1);
 }
 
-/* ---- rm_conns ---------------------------------------------------------- */
+/* ---- rm_conns, rm_conns6 ---------------------------------------------- */
+/* The table of f's family and f's key in it (key: room for either). */
+static inline int dp_conn_key(const struct dp_fx *fx, const struct rm_flow *f,
+			      struct rm_flow *key)
+{
+	if (f->family == RM_FAMILY_V6) {
+		*key = *f;
+		return fx->conns6;
+	}
+	memset(key, 0, sizeof(*key));
+	rm_conn_key4_of(f, (struct rm_conn_key4 *)key);
+	return fx->conns;
+}
+
 /* Entry of a flow: 0, -ENOENT, or another -errno. */
 static inline int dp_conn_get(const struct dp_fx *fx, const struct rm_flow *f,
 			      struct rm_conn *c)
 {
-	return bpf_map_lookup_elem(fx->conns, f, c) ? -errno : 0;
+	struct rm_flow k;
+	int fd = dp_conn_key(fx, f, &k);
+
+	return bpf_map_lookup_elem(fd, &k, c) ? -errno : 0;
 }
 
 static inline int dp_conn_put(const struct dp_fx *fx, const struct rm_flow *f,
 			      const struct rm_conn *c)
 {
-	return bpf_map_update_elem(fx->conns, f, c, BPF_ANY) ? -errno : 0;
+	struct rm_flow k;
+	int fd = dp_conn_key(fx, f, &k);
+
+	return bpf_map_update_elem(fd, &k, c, BPF_ANY) ? -errno : 0;
 }
 
-/* Entries in the table, or -errno. */
+/* Entries in both tables, or -errno. */
 static inline long dp_conns_count(const struct dp_fx *fx)
 {
-	struct rm_flow k, next;
+	const int fds[2] = {fx->conns, fx->conns6};
+	struct rm_flow k, next; /* room for either key */
 	long n = 0;
 	int err;
 
-	err = bpf_map_get_next_key(fx->conns, NULL, &next);
-	while (!err) {
-		n++;
-		k = next;
-		err = bpf_map_get_next_key(fx->conns, &k, &next);
+	for (int i = 0; i < 2; i++) {
+		err = bpf_map_get_next_key(fds[i], NULL, &next);
+		while (!err) {
+			n++;
+			k = next;
+			err = bpf_map_get_next_key(fds[i], &k, &next);
+		}
+		if (errno != ENOENT)
+			return -errno;
 	}
-	return errno == ENOENT ? n : -errno;
+	return n;
 }
 
-/* Empty the table: 0 or -errno. Deleting the first key over and over
+/* Empty both tables: 0 or -errno. Deleting the first key over and over
  * cannot skip entries the way a walk that deletes behind itself can. */
 static inline int dp_conns_clear(const struct dp_fx *fx)
 {
+	const int fds[2] = {fx->conns, fx->conns6};
 	struct rm_flow k;
 
-	while (!bpf_map_get_next_key(fx->conns, NULL, &k))
-		if (bpf_map_delete_elem(fx->conns, &k) && errno != ENOENT)
+	for (int i = 0; i < 2; i++) {
+		while (!bpf_map_get_next_key(fds[i], NULL, &k))
+			if (bpf_map_delete_elem(fds[i], &k) && errno != ENOENT)
+				return -errno;
+		if (errno != ENOENT)
 			return -errno;
-	return errno == ENOENT ? 0 : -errno;
+	}
+	return 0;
 }
 
 /* The rm_services key of a service. family 4/6; port host order. */
@@ -246,17 +278,23 @@ static inline int dp_add_service(struct dp_fx *fx, int family, const char *vip,
 	return bpf_map_update_elem(fx->services, &key, &val, BPF_ANY);
 }
 
-/* A service the way ringctl installs it: the key, and for a 3-tuple
- * service the RM_SVCK_FRAG key its non-first fragments match. */
+/* A service the way ringctl installs it: the key, and the RM_SVCK_FRAG
+ * key of its (VIP, proto) that non-first fragments match, unless one is
+ * there already; a 3-tuple service takes it over from a 5-tuple one. */
 static inline int dp_service(struct dp_fx *fx, int family, const char *vip,
 			     __u8 proto, __u16 port, __u32 id, __u32 svc_flags)
 {
+	__u32 three = svc_flags & RM_SVC_F_3TUPLE;
+	struct rm_svc_key fk;
+	struct rm_svc cur;
 	int err =
 	    dp_add_service(fx, family, vip, proto, port, 0, id, svc_flags);
 
-	if (!err && (svc_flags & RM_SVC_F_3TUPLE))
+	dp_svc_key(&fk, family, vip, proto, 0, RM_SVCK_FRAG);
+	if (!err && (bpf_map_lookup_elem(fx->services, &fk, &cur) ||
+		     (three && !(cur.flags & RM_SVC_F_3TUPLE))))
 		err = dp_add_service(fx, family, vip, proto, 0, RM_SVCK_FRAG,
-				     id, svc_flags);
+				     id, three);
 	return err;
 }
 

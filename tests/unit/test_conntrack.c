@@ -401,8 +401,8 @@ static int is_tcp(int svc)
 
 /* ---- tests ------------------------------------------------------------ */
 
-/* The map is what the data plane and the loader expect, rm_config kept
- * its old offsets, and the loader can resize the table. */
+/* The maps are what the data plane and the loader expect, rm_config kept
+ * its old offsets, and the loader can resize the tables. */
 static void test_map_shape(void **state)
 {
 	struct bpf_map_info info = {};
@@ -416,17 +416,30 @@ static void test_map_shape(void **state)
 	assert_int_equal(offsetof(struct rm_config, conn_insert_rate), 24);
 	assert_int_equal(sizeof(struct rm_config), 32);
 	assert_int_equal(sizeof(struct rm_conn), 16);
+	assert_int_equal(sizeof(struct rm_conn_key4), 16);
 	NEED_BPF();
 
-	assert_int_equal(bpf_obj_get_info_by_fd(fx->conns, &info, &len), 0);
-	assert_int_equal(info.type, BPF_MAP_TYPE_LRU_HASH);
-	assert_true(info.map_flags & BPF_F_NO_COMMON_LRU);
-	assert_int_equal(info.key_size, sizeof(struct rm_flow));
-	assert_int_equal(info.value_size, sizeof(struct rm_conn));
-	assert_string_equal(info.name, RM_MAP_CONNS);
-	/* per-CPU LRU lists: the kernel rounds up to a multiple of ncpus */
-	assert_int_equal(info.max_entries,
-			 (RM_DEFAULT_CONN_ENTRIES + ncpus - 1) / ncpus * ncpus);
+	for (int i = 0; i < 2; i++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		assert_int_equal(bpf_obj_get_info_by_fd(i ? fx->conns6
+							  : fx->conns,
+							&info, &len),
+				 0);
+		assert_int_equal(info.type, BPF_MAP_TYPE_LRU_HASH);
+		assert_true(info.map_flags & BPF_F_NO_COMMON_LRU);
+		assert_int_equal(info.key_size,
+				 i ? sizeof(struct rm_flow)
+				   : sizeof(struct rm_conn_key4));
+		assert_int_equal(info.value_size, sizeof(struct rm_conn));
+		assert_string_equal(info.name,
+				    i ? RM_MAP_NAME(CONNS6) : RM_MAP_NAME(CONNS));
+		/* per-CPU LRU lists: the kernel rounds up to a multiple of
+		 * ncpus */
+		assert_int_equal(info.max_entries,
+				 (RM_DEFAULT_CONN_ENTRIES + ncpus - 1) / ncpus *
+				     ncpus);
+	}
 
 	skel = ringmaster_bpf__open();
 	assert_non_null(skel);

@@ -30,19 +30,9 @@
 #include "state_int.h"
 #include "vip_filter.h"
 
-const char *const rm_map_names[RM_M_NR] = {
-	[RM_M_SERVICES] = RM_MAP_SERVICES,
-	[RM_M_RINGS] = RM_MAP_RINGS,
-	[RM_M_NODES] = RM_MAP_NODES,
-	[RM_M_CONFIG] = RM_MAP_CONFIG,
-	[RM_M_SVC_META] = RM_MAP_SVC_META,
-	[RM_M_COUNTERS] = RM_MAP_COUNTERS,
-	[RM_M_SVC_STATS] = RM_MAP_SVC_STATS,
-	[RM_M_NODE_STATS] = RM_MAP_NODE_STATS,
-	[RM_M_TX_PORTS] = RM_MAP_TX_PORTS,
-	[RM_M_CONNS] = RM_MAP_CONNS,
-	[RM_M_VIP_SLOTS] = RM_MAP_VIP_SLOTS,
-};
+#define RM_MAP_NAME_OF(id, name) [RM_M_##id] = #name,
+const char *const rm_map_names[RM_M_NR] = {RM_MAPS(RM_MAP_NAME_OF)};
+#undef RM_MAP_NAME_OF
 
 __thread char rm_errbuf[512];
 
@@ -250,7 +240,8 @@ int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
 		    !access(path, F_OK))
 			bpf_map__set_map_flags(map, bpf_map__map_flags(map) |
 							BPF_F_RDONLY_PROG);
-		if (!strcmp(bpf_map__name(map), RM_MAP_CONNS)) {
+		if (!strcmp(bpf_map__name(map), RM_MAP_NAME(CONNS)) ||
+		    !strcmp(bpf_map__name(map), RM_MAP_NAME(CONNS6))) {
 			err = size_conns(map, path, conn_entries);
 			if (err)
 				return err;
@@ -298,7 +289,7 @@ static int vip_slots_grow(int slots_fd, int services_fd)
 		err = rm_vip_slots_merge(slots_fd, f);
 	free(f);
 	if (err)
-		return rm_state_fail(err, "cannot fill %s: %s", RM_MAP_VIP_SLOTS,
+		return rm_state_fail(err, "cannot fill %s: %s", RM_MAP_NAME(VIP_SLOTS),
 			    strerror(-err));
 	return 0;
 }
@@ -517,7 +508,10 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_TX_PORTS, 4, 0);
 	if (!err)
-		err = check_map(st, RM_M_CONNS, sizeof(struct rm_flow),
+		err = check_map(st, RM_M_CONNS, sizeof(struct rm_conn_key4),
+				sizeof(struct rm_conn));
+	if (!err)
+		err = check_map(st, RM_M_CONNS6, sizeof(struct rm_flow),
 				sizeof(struct rm_conn));
 	if (!err)
 		err = check_map(st, RM_M_VIP_SLOTS, 4,

@@ -22,22 +22,13 @@
 #include <ringmaster/rm_common.h>
 #include "ring.h"
 
-/* The BPF program's maps, all pinned as <pin dir>/<name>. */
-enum rm_map_id {
-	RM_M_SERVICES,
-	RM_M_RINGS,
-	RM_M_NODES,
-	RM_M_CONFIG,
-	RM_M_SVC_META,
-	RM_M_COUNTERS,
-	RM_M_SVC_STATS,
-	RM_M_NODE_STATS,
-	RM_M_TX_PORTS,
-	RM_M_CONNS,
-	RM_M_VIP_SLOTS,
-	RM_M_NR
-};
+/* The BPF program's maps (RM_MAPS, rm_common.h), all pinned as
+ * <pin dir>/<name>. */
+#define RM_MAP_ENUM(id, name) RM_M_##id,
+enum rm_map_id { RM_MAPS(RM_MAP_ENUM) RM_M_NR };
+#undef RM_MAP_ENUM
 extern const char *const rm_map_names[RM_M_NR];
+#define RM_MAP_NAME(id) (rm_map_names[RM_M_##id])
 
 /* Attached interfaces: an ARRAY that ringload creates and pins next to
  * the program's maps (bpffs holds only pins and directories, and the data
@@ -134,11 +125,11 @@ int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 		     struct rm_traffic *out);
 
 /* ---- the connection table -------------------------------------------- */
-/* Is entry c of flow k one the data plane still honours (bpf/conntrack.h)?
- * Its node slot has the remembered gen and is ACTIVE or DRAINING, and a
- * UDP entry is not older than the UDP timeout. now_ns: CLOCK_MONOTONIC
- * (the data plane's clock, bpf_ktime_get_coarse_ns()). */
-bool rm_conn_valid(const struct rm_snap *s, const struct rm_flow *k,
+/* Is entry c of a flow of protocol proto one the data plane still
+ * honours? The rule is rm_conn_valid_at() (rm_conn.h), which the data
+ * plane applies too. now_ns: CLOCK_MONOTONIC (the data plane's clock,
+ * bpf_ktime_get_coarse_ns()). */
+bool rm_conn_valid(const struct rm_snap *s, __u8 proto,
 		   const struct rm_conn *c, __u64 now_ns);
 /* Entries with a packet this recently count as recent (the data plane
  * refreshes an entry's time at most once a second, conntrack.h). */
@@ -151,11 +142,12 @@ struct rm_conn_count {
 	__u32 node[RM_MAX_NODES];
 	__u32 recent[RM_MAX_NODES];
 };
-/* Walk rm_conns once and count its entries against snapshot s (read
+/* Walk rm_conns and rm_conns6 once and count their entries against
+ * snapshot s (read
  * under no lock: the data plane adds and refreshes entries all along). */
 int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 			struct rm_conn_count *out);
-/* The size of the pinned rm_conns. */
+/* The size of the pinned rm_conns (rm_conns6 has the same). */
 int rm_state_conn_max(struct rm_state *st, __u32 *max_entries);
 /* rm_config's UDP timeout as the data plane applies it (0: default). */
 __u32 rm_udp_timeout(const struct rm_config *cfg);

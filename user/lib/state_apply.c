@@ -255,46 +255,74 @@ struct svc_kv {
 	struct rm_svc v;
 };
 
-/* rm_services as new describes it. A fragment entry is shared by every
- * 3-tuple service of a (VIP, proto): it keeps pointing where it points
- * while that service stays, else to the lowest id. */
+/* The key every non-first fragment to k's (VIP, proto) is looked up
+ * with: such a fragment carries no port. */
+static struct rm_svc_key frag_key(const struct rm_svc_key *k)
+{
+	struct rm_svc_key fk = *k;
+
+	fk.port = 0;
+	fk.flags |= RM_SVCK_FRAG;
+	return fk;
+}
+
+static bool is_three(const struct rm_snap *s, __u32 id)
+{
+	return s->svc[id].flags & RM_SVC_F_3TUPLE;
+}
+
+/* rm_services as new describes it: each service's key, and one fragment
+ * key per (VIP, proto) that has a service. The fragment key routes when
+ * a 3-tuple service holds it (every fragment of a flow hashes alike);
+ * held by a 5-tuple service (flags 0) it makes the data plane drop and
+ * count the fragment instead of passing it to the kernel. A 3-tuple
+ * service of the (VIP, proto) wins it; among equals it keeps pointing
+ * where it points while that service stays, else to the lowest id. */
 static int services_want(struct rm_state *st, const struct rm_snap *new,
 			 struct svc_kv *want)
 {
-	int n = 0;
+	int n = 0, keys;
 
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &new->svc[i];
-		struct rm_svc cur;
-		struct rm_svc_key fk;
-		bool have = false;
 
 		if (!m->in_use)
 			continue;
 		want[n].k = m->key;
 		want[n].v.id = i;
 		want[n++].v.flags = m->flags;
-		if (!(m->flags & RM_SVC_F_3TUPLE))
+	}
+	keys = n;
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		struct rm_svc_key fk;
+		int j = keys;
+
+		if (!new->svc[i].in_use)
 			continue;
-		fk = m->key;
-		fk.port = 0;
-		fk.flags |= RM_SVCK_FRAG;
-		for (int j = 0; j < n && !have; j++)
-			have = !memcmp(&want[j].k, &fk, sizeof(fk));
-		if (have)
-			continue;
-		want[n].k = fk;
-		want[n].v.id = i;
-		want[n].v.flags = RM_SVC_F_3TUPLE;
-		if (!bpf_map_lookup_elem(st->fd[RM_M_SERVICES], &fk, &cur) &&
+		fk = frag_key(&new->svc[i].key);
+		while (j < n && memcmp(&want[j].k, &fk, sizeof(fk)))
+			j++;
+		if (j == n) {
+			want[n].k = fk;
+			want[n++].v.id = i;
+		} else if (is_three(new, i) && !is_three(new, want[j].v.id)) {
+			want[j].v.id = i;
+		}
+	}
+	for (int j = keys; j < n; j++) {
+		struct rm_svc cur;
+		struct rm_svc_key ck;
+
+		if (!bpf_map_lookup_elem(st->fd[RM_M_SERVICES], &want[j].k,
+					 &cur) &&
 		    cur.id < RM_MAX_SERVICES && new->svc[cur.id].in_use &&
-		    (new->svc[cur.id].flags &RM_SVC_F_3TUPLE) &&
-		    new->svc[cur.id].key.proto == fk.proto &&
-		    !memcmp(new->svc[cur.id].key.vip, fk.vip, sizeof(fk.vip)) &&
-		    (new->svc[cur.id].key.flags &RM_SVCK_V6) ==
-			(fk.flags & RM_SVCK_V6))
-			want[n].v.id = cur.id;
-		n++;
+		    is_three(new, cur.id) == is_three(new, want[j].v.id)) {
+			ck = frag_key(&new->svc[cur.id].key);
+			if (!memcmp(&ck, &want[j].k, sizeof(ck)))
+				want[j].v.id = cur.id;
+		}
+		want[j].v.flags = is_three(new, want[j].v.id) ? RM_SVC_F_3TUPLE
+							       : 0;
 	}
 	return n;
 }
@@ -338,7 +366,7 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 		err = rm_vip_slots_merge(st->fd[RM_M_VIP_SLOTS], slots);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 	for (int j = 0; j < n && !err; j++) {
 		if (!bpf_map_lookup_elem(fd, &want[j].k, &cur) &&
@@ -360,7 +388,7 @@ static int services_sync(struct rm_state *st, const struct rm_snap *new)
 		err = rm_vip_slots_sync(st->fd[RM_M_VIP_SLOTS], fd);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 out:
 	free(want);
@@ -457,7 +485,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
 		if (err)
 			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_VIP_SLOTS, strerror(-err));
+				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!new->svc[i].in_use ||

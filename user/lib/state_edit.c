@@ -58,9 +58,7 @@ static void key_text(const struct rm_svc_key *k, char *out, size_t len)
 {
 	char addr[64];
 
-	rm_format_addr(k->vip,
-		       k->flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
-		       addr, sizeof(addr));
+	rm_format_svc_addr(k, addr, sizeof(addr));
 	snprintf(out, len, "%s port %u/%s", addr, ntohs(k->port),
 		 rm_proto_name(k->proto));
 }

@@ -4,6 +4,7 @@
  * back into node specs, counters, and the connection table.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <ringmaster/rm_conn.h>
 #include "state.h"
 #include "state_int.h"
 
@@ -100,15 +102,15 @@ static bool encodes_to(const struct rm_ring *r, const struct rm_slot *slots,
 	return same;
 }
 
-/* Entry i of an encoded ring: two per slot after the index (rm_common.h,
- * struct rm_slot). The only place that knows the entry layout. */
+/* Entry i of an encoded ring, e pointing at the first entry slot: read
+ * with the macros the ring search uses (rm_common.h, struct rm_slot). */
 static void entry_at(const struct rm_slot *e, __u32 i, __u32 *point,
 		     __u32 *id)
 {
 	const struct rm_slot *s = &e[i >> 1];
 
-	*point = i & 1 ? s->c : s->a;
-	*id = i & 1 ? s->d : s->b;
+	*point = RM_ENTRY_POINT(s, i);
+	*id = RM_ENTRY_NODE(s, i);
 }
 
 /* Read the entries back; node names and weights come from s. */
@@ -246,21 +248,14 @@ __u32 rm_udp_timeout(const struct rm_config *cfg)
 				  : RM_DEFAULT_UDP_TIMEOUT_S;
 }
 
-bool rm_conn_valid(const struct rm_snap *s, const struct rm_flow *k,
+bool rm_conn_valid(const struct rm_snap *s, __u8 proto,
 		   const struct rm_conn *c, __u64 now_ns)
 {
-	const struct rm_node *n;
+	const struct rm_node *n =
+	    c->node < RM_MAX_NODES ? &s->node[c->node] : NULL;
 
-	if (c->node >= RM_MAX_NODES)
-		return false;
-	n = &s->node[c->node];
-	if (n->gen != c->gen ||
-	    (n->state != RM_NODE_ACTIVE && n->state != RM_NODE_DRAINING))
-		return false;
-	/* signed, as in the data plane: a refresh may be newer than now */
-	return k->proto != IPPROTO_UDP ||
-	       (__s64)(now_ns - c->last_ns) <=
-		   (__s64)((__u64)rm_udp_timeout(&s->cfg) * 1000000000ULL);
+	return rm_conn_valid_at(n, c->gen, proto, c->last_ns, now_ns,
+				s->cfg.udp_timeout_s);
 }
 
 static __u64 mono_ns(void)
@@ -271,12 +266,12 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void conn_tally(const struct rm_snap *s, const struct rm_flow *k,
+static void conn_tally(const struct rm_snap *s, __u8 proto,
 		       const struct rm_conn *c, __u64 now,
 		       struct rm_conn_count *out)
 {
 	out->entries++;
-	if (!rm_conn_valid(s, k, c, now)) {
+	if (!rm_conn_valid(s, proto, c, now)) {
 		out->stale++;
 		return;
 	}
@@ -286,13 +281,19 @@ static void conn_tally(const struct rm_snap *s, const struct rm_flow *k,
 		out->recent[c->node]++;
 }
 
+/* One table: its fd, key size and where the key holds the protocol. */
+struct conn_table {
+	int fd;
+	size_t key_size, proto_off;
+};
+
 #define CONN_CHUNK 4096
 
 /* One batch walk; -EOPNOTSUPP/-EINVAL where batches are not supported. */
-static int conn_walk_batch(int fd, const struct rm_snap *s, __u64 now,
-			   struct rm_conn_count *out)
+static int conn_walk_batch(const struct conn_table *t, const struct rm_snap *s,
+			   __u64 now, struct rm_conn_count *out)
 {
-	struct rm_flow *keys = calloc(CONN_CHUNK, sizeof(*keys));
+	__u8 *keys = calloc(CONN_CHUNK, t->key_size);
 	struct rm_conn *vals = calloc(CONN_CHUNK, sizeof(*vals));
 	struct rm_flow tok_in, tok_out; /* hash maps: a bucket index */
 	void *in = NULL;
@@ -301,12 +302,13 @@ static int conn_walk_batch(int fd, const struct rm_snap *s, __u64 now,
 	while (keys && vals) {
 		__u32 count = CONN_CHUNK;
 
-		err = bpf_map_lookup_batch(fd, in, &tok_out, keys, vals, &count,
-					   NULL);
+		err = bpf_map_lookup_batch(t->fd, in, &tok_out, keys, vals,
+					   &count, NULL);
 		if (err && err != -ENOENT)
 			break;
 		for (__u32 i = 0; i < count; i++)
-			conn_tally(s, &keys[i], &vals[i], now, out);
+			conn_tally(s, keys[i * t->key_size + t->proto_off],
+				   &vals[i], now, out);
 		if (err == -ENOENT) {
 			err = 0;
 			break;
@@ -320,18 +322,19 @@ static int conn_walk_batch(int fd, const struct rm_snap *s, __u64 now,
 }
 
 /* Key by key: kernels or maps without batch lookups. */
-static int conn_walk_keys(int fd, const struct rm_snap *s, __u64 now,
-			  struct rm_conn_count *out)
+static int conn_walk_keys(const struct conn_table *t, const struct rm_snap *s,
+			  __u64 now, struct rm_conn_count *out)
 {
-	struct rm_flow key, next;
+	struct rm_flow key, next; /* the larger key of the two */
 	struct rm_conn c;
 
-	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, &next);
+	for (void *prev = NULL; !bpf_map_get_next_key(t->fd, prev, &next);
 	     prev = &key) {
 		key = next;
 		/* gone since: the LRU evicted it */
-		if (!bpf_map_lookup_elem(fd, &key, &c))
-			conn_tally(s, &key, &c, now, out);
+		if (!bpf_map_lookup_elem(t->fd, &key, &c))
+			conn_tally(s, ((__u8 *)&key)[t->proto_off], &c, now,
+				   out);
 	}
 	return errno == ENOENT ? 0 : -errno;
 }
@@ -342,7 +345,7 @@ int rm_state_conn_max(struct rm_state *st, __u32 *max_entries)
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(st->fd[RM_M_CONNS], &info, &len))
-		return rm_state_fail(-errno, "cannot inspect %s: %s", RM_MAP_CONNS,
+		return rm_state_fail(-errno, "cannot inspect %s: %s", RM_MAP_NAME(CONNS),
 			    strerror(errno));
 	*max_entries = info.max_entries;
 	return 0;
@@ -351,25 +354,45 @@ int rm_state_conn_max(struct rm_state *st, __u32 *max_entries)
 int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 			struct rm_conn_count *out)
 {
-	int fd = st->fd[RM_M_CONNS], err;
+	const struct conn_table tables[] = {
+	    {st->fd[RM_M_CONNS], sizeof(struct rm_conn_key4),
+	     offsetof(struct rm_conn_key4, proto)},
+	    {st->fd[RM_M_CONNS6], sizeof(struct rm_flow),
+	     offsetof(struct rm_flow, proto)},
+	};
 	__u64 now = mono_ns();
+	__u32 max;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = rm_state_conn_max(st, &out->max_entries);
+	err = rm_state_conn_max(st, &max);
 	if (err)
 		return err;
 	/* userspace lookups do not touch the LRU order (the _sys_only
 	 * lookups of LRU maps): counting evicts nothing sooner */
-	err = conn_walk_batch(fd, s, now, out);
-	if (err) {
-		__u32 max = out->max_entries;
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		struct rm_conn_count *one = calloc(1, sizeof(*one));
 
-		memset(out, 0, sizeof(*out));
-		out->max_entries = max;
-		err = conn_walk_keys(fd, s, now, out);
+		if (!one)
+			return rm_state_fail(-ENOMEM, "out of memory");
+		err = conn_walk_batch(&tables[i], s, now, one);
+		if (err) {
+			memset(one, 0, sizeof(*one));
+			err = conn_walk_keys(&tables[i], s, now, one);
+		}
+		out->entries += one->entries;
+		out->stale += one->stale;
+		for (__u32 n = 0; n < RM_MAX_NODES; n++) {
+			out->node[n] += one->node[n];
+			out->recent[n] += one->recent[n];
+		}
+		free(one);
+		if (err)
+			return rm_state_fail(err, "cannot read %s: %s",
+					     rm_map_names[i ? RM_M_CONNS6
+							    : RM_M_CONNS],
+					     strerror(-err));
 	}
-	if (err)
-		return rm_state_fail(err, "cannot read %s: %s", RM_MAP_CONNS,
-			    strerror(-err));
+	out->max_entries = max;
 	return 0;
 }

@@ -157,6 +157,13 @@ void rm_format_addr(const __be32 addr[4], __u8 family, char *out, size_t len)
 		snprintf(out, len, "?");
 }
 
+void rm_format_svc_addr(const struct rm_svc_key *k, char *out, size_t len)
+{
+	rm_format_addr(k->vip,
+		       k->flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4, out,
+		       len);
+}
+
 int rm_parse_mac(const char *s, __u8 mac[6])
 {
 	unsigned int v[6];

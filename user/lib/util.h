@@ -24,6 +24,8 @@ void rm_format_seed(const struct rm_seed *seed, char out[33]);
 /* IPv4 or IPv6 text -> be words, family RM_FAMILY_V4/V6. */
 int rm_parse_addr(const char *s, __be32 addr[4], __u8 *family);
 void rm_format_addr(const __be32 addr[4], __u8 family, char *out, size_t len);
+/* A service key's VIP as text, in its family. */
+void rm_format_svc_addr(const struct rm_svc_key *k, char *out, size_t len);
 int rm_parse_mac(const char *s, __u8 mac[6]);
 void rm_format_mac(const __u8 mac[6], char out[18]);
 /* "tcp" / "udp" -> IPPROTO_*. */

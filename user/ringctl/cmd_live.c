@@ -76,9 +76,7 @@ void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len)
 {
 	char addr[64];
 
-	rm_format_addr(m->key.vip,
-		       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
-		       addr, sizeof(addr));
+	rm_format_svc_addr(&m->key, addr, sizeof(addr));
 	snprintf(out, len, "%s port %u/%s %s", addr, ntohs(m->key.port),
 		 rm_proto_name(m->key.proto),
 		 m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");

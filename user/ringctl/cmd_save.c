@@ -27,10 +27,7 @@ static void write_config(FILE *f, const struct live *lv)
 
 		if (!m->in_use)
 			continue;
-		rm_format_addr(m->key.vip,
-			       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6
-							 : RM_FAMILY_V4,
-			       addr, sizeof(addr));
+		rm_format_svc_addr(&m->key, addr, sizeof(addr));
 		fprintf(f, "service add %s --vip %s --port %u --proto %s --hash %s "
 		       "--vnodes %u\n",
 		       m->name, addr, ntohs(m->key.port),

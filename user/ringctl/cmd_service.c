@@ -122,10 +122,7 @@ int cmd_service_list(struct ctl_opts *o)
 			       m->vnodes, count_nodes(lv.old, i, false));
 			continue;
 		}
-		rm_format_addr(m->key.vip,
-			       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6
-							 : RM_FAMILY_V4,
-			       addr, sizeof(addr));
+		rm_format_svc_addr(&m->key, addr, sizeof(addr));
 		rm_json_obj_open(&j, NULL);
 		rm_json_str(&j, "name", m->name);
 		rm_json_u64(&j, "id", i);

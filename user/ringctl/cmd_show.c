@@ -70,9 +70,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	const struct rm_svc_meta *m = &lv->old->svc[svc];
 	char addr[64], mac[18];
 
-	rm_format_addr(m->key.vip,
-		       m->key.flags & RM_SVCK_V6 ? RM_FAMILY_V6 : RM_FAMILY_V4,
-		       addr, sizeof(addr));
+	rm_format_svc_addr(&m->key, addr, sizeof(addr));
 	rm_json_obj_open(j, NULL);
 	rm_json_str(j, "name", m->name);
 	rm_json_u64(j, "id", svc);
