@@ -173,6 +173,74 @@ struct rm_slot {
 #define RM_ENTRY_POINT(s, i) ((s)->a ^ (((s)->a ^ (s)->c) & RM_ODD_MASK(i)))
 #define RM_ENTRY_NODE(s, i) ((s)->b ^ (((s)->b ^ (s)->d) & RM_ODD_MASK(i)))
 
+/* ---- health (control plane only) ------------------------------------ */
+/* A node's health is separate from the operator's state: a node is in its
+ * service's ring when the operator says ACTIVE and health.out is 0. The
+ * checker (ringhealth) writes health through the same locked ring swap as
+ * ringctl; a node entering out = 1 gets a new gen as on `--down`, so a
+ * failing node loses its flows even while draining. Without a checker
+ * every node stays UNCHECKED and in. */
+enum rm_health_state {
+	RM_HEALTH_UNCHECKED = 0, /* no result yet (or no check configured) */
+	RM_HEALTH_HEALTHY = 1,
+	RM_HEALTH_FAILING = 2,	 /* healthy, count failures in a row < fall */
+	RM_HEALTH_UNHEALTHY = 3, /* count successes in a row < rise */
+};
+#define RM_HEALTH_F_DAMPED 0x1 /* flapped: held out until it calms down */
+#define RM_HEALTH_F_PANIC 0x2  /* unhealthy but kept in: fail-open */
+#define RM_HEALTH_ERR_MAX 48
+struct rm_node_health {
+	__u32 state;  /* RM_HEALTH_* */
+	__u32 out;    /* 1: out of the ring for health (treated as down) */
+	__u32 count;  /* failures (healthy/failing) or successes (unhealthy)
+		       * in a row */
+	__u32 flags;  /* RM_HEALTH_F_* */
+	__u64 since;  /* unix time (s) the state last changed */
+	char err[RM_HEALTH_ERR_MAX]; /* the last failure, "" if none */
+};
+
+/* A service's check, in its rm_svc_meta. Zero fields take the defaults
+ * below; strings hold no whitespace (escapes \n \r \t \s \xHH in
+ * payloads), so a saved configuration is one line per command. */
+enum rm_check_type {
+	RM_CHECK_NONE = 0,
+	RM_CHECK_TCP = 1,  /* connect to addr:port */
+	RM_CHECK_HTTP = 2, /* GET path, expect status */
+	RM_CHECK_UDP = 3,  /* send payload, expect a reply (starting with
+			    * expect, if set) */
+	RM_CHECK_EXEC = 4, /* run cmd; exit 0 = healthy */
+};
+#ifndef RM_CHECK_DEF_INTERVAL_MS
+#define RM_CHECK_DEF_INTERVAL_MS 2000
+#endif
+#ifndef RM_CHECK_DEF_TIMEOUT_MS
+#define RM_CHECK_DEF_TIMEOUT_MS 1000
+#endif
+#define RM_CHECK_DEF_FALL 3
+#define RM_CHECK_DEF_RISE 2
+#define RM_CHECK_DEF_PANIC_PCT 50 /* fail-open below this share healthy */
+#define RM_CHECK_DEF_STATUS 200
+#define RM_CHECK_STR_MAX 64
+#define RM_CHECK_CMD_MAX 128
+struct rm_check {
+	__u32 type;	   /* RM_CHECK_* */
+	__u32 interval_ms; /* 0: default */
+	__u32 timeout_ms;  /* 0: default */
+	__u16 port;	   /* 0: the service port */
+	__u16 status;	   /* http; 0: 200 */
+	__u8 fall;	   /* 0: default */
+	__u8 rise;	   /* 0: default */
+	__u8 panic_pct;	   /* 0: default, or none with RM_CHECK_F_NO_PANIC */
+	__u8 flags;	   /* RM_CHECK_F_* */
+	__u32 pad;
+	char path[RM_CHECK_STR_MAX];	/* http; "": / */
+	char host[RM_CHECK_STR_MAX];	/* http Host; "": the address */
+	char payload[RM_CHECK_STR_MAX]; /* udp */
+	char expect[RM_CHECK_STR_MAX];	/* udp reply prefix; "": any */
+	char cmd[RM_CHECK_CMD_MAX];	/* exec */
+};
+#define RM_CHECK_F_NO_PANIC 0x1 /* panic share 0: never fail open */
+
 /* ---- rm_nodes: ARRAY [RM_MAX_NODES] of rm_node ---------------------- */
 /* Node slots, shared by all services. The data plane reads the first
  * block; the rest is control-plane state kept here so bpffs holds all of
@@ -189,6 +257,12 @@ struct rm_node {
 	__u32 weight; /* host; 1..RM_MAX_WEIGHT */
 	char name[RM_NAME_MAX];
 	char dev[RM_IFNAME_MAX];
+	/* appended, control plane only: the fields above keep their offsets */
+	__be32 addr[4];	    /* be; the node's own address (health checks,
+			     * encapsulation); IPv4 in addr[0], rest zero */
+	__u32 addr_family;  /* host; 0 = none, RM_FAMILY_V4 / RM_FAMILY_V6 */
+	__u32 pad;	    /* zero */
+	struct rm_node_health health;
 };
 enum rm_node_state {
 	RM_NODE_FREE = 0,
@@ -208,6 +282,8 @@ struct rm_svc_meta {
 	__u32 vnodes; /* host; vnodes per unit of weight */
 	__u32 in_use; /* host */
 	__u32 pad;
+	/* appended, control plane only */
+	struct rm_check check;
 };
 
 /* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */

@@ -182,7 +182,17 @@ void rm_snap_node_del(struct rm_snap *s, __u32 slot);
  * the node is stale from its next packet on (which then goes to the ring
  * owner). Back to ACTIVE keeps the gen it has. */
 void rm_snap_node_state(struct rm_snap *s, __u32 slot, __u32 state);
-/* Build service svc's ring from its ACTIVE nodes (ids = slots). */
+/* Set a node's health (the checker's verdict). Entering out = 1 bumps
+ * the gen as entering DOWN does (unless the node is DOWN already), so
+ * its flows go to the ring from their next packet; coming back keeps it. */
+void rm_snap_node_health(struct rm_snap *s, __u32 slot,
+			 const struct rm_node_health *h);
+/* In its service's ring: the operator says ACTIVE and health lets it. */
+static inline bool rm_node_in_ring(const struct rm_node *n)
+{
+	return n->state == RM_NODE_ACTIVE && !n->health.out;
+}
+/* Build service svc's ring from its nodes in the ring (ids = slots). */
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
 /* ifindex and MAC of an interface. */
 int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6]);

@@ -79,7 +79,8 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 			continue;
 		if (n->state > RM_NODE_DOWN || n->svc_id >= RM_MAX_SERVICES ||
 		    !new->svc[n->svc_id].in_use || !rm_name_valid(n->name) ||
-		    n->weight < 1 || n->weight > RM_MAX_WEIGHT)
+		    n->weight < 1 || n->weight > RM_MAX_WEIGHT ||
+		    n->health.state > RM_HEALTH_UNHEALTHY || n->health.out > 1)
 			return rm_state_fail(-EINVAL, "node slot %u is invalid", i);
 		/* unchanged nodes may sit on a vanished interface: only
 		 * what this change writes must be reachable */
@@ -108,8 +109,8 @@ static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
 			   old->svc[i].vnodes != new->svc[i].vnodes;
 	for (int i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *o = &old->node[i], *n = &new->node[i];
-		bool oa = o->state == RM_NODE_ACTIVE;
-		bool na = n->state == RM_NODE_ACTIVE;
+		bool oa = rm_node_in_ring(o);
+		bool na = rm_node_in_ring(n);
 
 		if (oa == na &&
 		    (!oa || (o->svc_id == n->svc_id && o->weight == n->weight &&
@@ -442,7 +443,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		    (!all && !memcmp(n, &old->node[i], sizeof(*n))))
 			continue;
 		err = tx_port_add(st, n->ifindex);
-		if (err || n->state != RM_NODE_ACTIVE)
+		if (err || !rm_node_in_ring(n))
 			continue;
 		/* a new owner of the slot starts with clean traffic */
 		if (!same_node(n, &old->node[i]) &&
@@ -458,7 +459,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		 * old node to the new one; this way every write changes the
 		 * state alone or happens while every mix is FREE */
 		if (!err && n->gen != old->node[i].gen &&
-		    old->node[i].state != RM_NODE_ACTIVE) {
+		    !rm_node_in_ring(&old->node[i])) {
 			struct rm_node parked = old->node[i];
 
 			parked.state = RM_NODE_FREE;
@@ -523,13 +524,13 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		}
 	/* 6: records leaving the rings, once no packet can be on its way */
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
-		if (old->node[i].state == RM_NODE_ACTIVE &&
-		    new->node[i].state != RM_NODE_ACTIVE)
+		if (rm_node_in_ring(&old->node[i]) &&
+		    !rm_node_in_ring(&new->node[i]))
 			grace = true;
 	if (!err && grace && !waited)
 		rcu_grace();
 	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
-		if (new->node[i].state != RM_NODE_ACTIVE &&
+		if (!rm_node_in_ring(&new->node[i]) &&
 		    (all || memcmp(&new->node[i], &old->node[i],
 				   sizeof(new->node[i]))))
 			err = write_elem(st, RM_M_NODES, i, &new->node[i]);

@@ -220,9 +220,16 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	/* entries remembering (slot, gen) keep reaching the slot only if it
 	 * is still the very same node: same name, MAC and interface */
 	if (b->state != RM_NODE_FREE && !memcmp(b->mac, mac, 6) &&
-	    b->ifindex == ifindex)
+	    b->ifindex == ifindex) {
 		n->gen = b->gen;
-	else
+		/* and its health: a restore does not put a failing node
+		 * back in the ring behind the checker's back */
+		if (b->svc_id == svc && !strncmp(b->name, name, RM_NAME_MAX)) {
+			n->health = b->health;
+			memcpy(n->addr, b->addr, sizeof(n->addr));
+			n->addr_family = b->addr_family;
+		}
+	} else
 		n->gen = (n->gen > b->gen ? n->gen : b->gen) + 1;
 	memcpy(n->mac, mac, 6);
 	memcpy(n->src_mac, src, 6);
@@ -233,6 +240,18 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	rm_name_copy(n->name, name, sizeof(n->name));
 	rm_name_copy(n->dev, dev, sizeof(n->dev));
 	return slot;
+}
+
+void rm_snap_node_health(struct rm_snap *s, __u32 slot,
+			 const struct rm_node_health *h)
+{
+	struct rm_node *n = &s->node[slot];
+
+	/* leaving for health is going down: entries remembering (slot, gen)
+	 * go stale, even those of a draining node (its server is gone) */
+	if (h->out && !n->health.out && n->state != RM_NODE_DOWN)
+		n->gen++;
+	n->health = *h;
 }
 
 void rm_snap_node_state(struct rm_snap *s, __u32 slot, __u32 state)
@@ -272,7 +291,7 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *nd = &s->node[i];
 
-		if (nd->state != RM_NODE_ACTIVE || nd->svc_id != svc)
+		if (!rm_node_in_ring(nd) || nd->svc_id != svc)
 			continue;
 		rm_name_copy(specs[n].name, nd->name, RM_NAME_MAX);
 		specs[n].weight = nd->weight;
