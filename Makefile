@@ -55,12 +55,13 @@ CTL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringctl/*.c))
 LOAD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringload/*.c))
 # Programs `make install` puts in $(SBINDIR): a new daemon appends itself
 # here (its unit template goes in systemd/, its page in man/).
-SBINS     := $(BUILD)/ringctl $(BUILD)/ringload
+SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth
 MAN8      := $(patsubst man/%.8.in,$(BUILD)/man/%.8,$(wildcard man/*.8.in))
 COMPLETIONS := $(wildcard completion/*)
 # names completed by a script of another name (ringload: completion/ringctl)
 COMPLETION_LINKS := ringload:ringctl
 UNIT_TMPLS := $(wildcard systemd/*.in)
+HEALTH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringhealth/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -125,6 +126,10 @@ $(BUILD)/ringctl: $(CTL_OBJS) $(LIB)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/ringload: $(LOAD_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/ringhealth: $(HEALTH_OBJS) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -79,4 +79,35 @@ struct rm_hc_member {
 bool rm_hc_verdicts(struct rm_hc_member *m, __u32 n, __u32 panic_pct,
 		    __u32 *healthy, __u32 *total);
 
+/* ---- the checker's counters ------------------------------------------ */
+/* ringhealth keeps them in a pinned ARRAY [1] of __u64[RM_HC_CNT_MAX]
+ * (<pin dir>/rm_hc_counters, created by the checker, read by ringctl
+ * stats); control plane only, written outside the lock. */
+#define RM_MAP_HC_COUNTERS "rm_hc_counters"
+#define RM_HC_COUNTERS(X)                                                  \
+	X(RM_HC_CHECKS, "checks")                                          \
+	X(RM_HC_CHECKS_FAILED, "checks-failed")                            \
+	X(RM_HC_TRANSITIONS, "transitions")                                \
+	X(RM_HC_RING_OUT, "ring-out")                                      \
+	X(RM_HC_RING_IN, "ring-in")                                        \
+	X(RM_HC_FAIL_OPEN, "fail-open")                                    \
+	X(RM_HC_COMMITS, "commits")                                        \
+	X(RM_HC_COMMIT_ERRORS, "commit-errors")                            \
+	X(RM_HC_CHECKS_LATE, "checks-late")                                \
+	X(RM_HC_LAG_MAX_MS, "lag-max-ms")                                  \
+	X(RM_HC_TARGETS, "targets")
+/* checks-late: started more than RM_HC_LATE_MS after they were due;
+ * lag-max-ms: the most any check started late; targets: nodes checked */
+#define RM_HC_LATE_MS 100
+#define RM_HC_COUNTER_ENUM(id, name) id,
+enum rm_hc_counter { RM_HC_COUNTERS(RM_HC_COUNTER_ENUM) RM_HC_CNT_MAX };
+#undef RM_HC_COUNTER_ENUM
+extern const char *const rm_hc_counter_names[RM_HC_CNT_MAX];
+
+/* Open the pinned counters (create: make and pin them if missing).
+ * Returns an fd or a negative errno (-ENOENT: no checker ever ran). */
+int rm_hc_counters_open(const char *pin_dir, bool create);
+int rm_hc_counters_read(int fd, __u64 out[RM_HC_CNT_MAX]);
+int rm_hc_counters_write(int fd, const __u64 in[RM_HC_CNT_MAX]);
+
 #endif /* RM_HEALTH_H */

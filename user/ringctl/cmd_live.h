@@ -39,6 +39,11 @@ struct edit {
 	bool weight_set;
 	int state; /* node set: RM_NODE_*, or -1 */
 	struct rm_seed seed;
+	struct rm_check check;	 /* service set: the fields check_mask */
+	unsigned int check_mask; /* names (cmd_health.c) */
+	__be32 addr[4];		 /* node add/set --addr */
+	__u32 addr_family;
+	bool addr_set;
 	__u32 udp_timeout, insert_rate; /* config */
 	bool udp_timeout_set, insert_rate_set;
 	char done[256]; /* what a commit of this edit did, for the user */
@@ -73,6 +78,22 @@ int node_add_parse(struct ctl_opts *o, struct edit *e);
 int node_del_parse(struct ctl_opts *o, struct edit *e);
 int node_set_parse(struct ctl_opts *o, struct edit *e);
 int seed_parse(struct ctl_opts *o, struct edit *e);
+int svc_set_parse(struct ctl_opts *o, struct edit *e);
+/* --addr of node add/set into e */
+void node_addr_parse(const struct ctl_opts *o, struct edit *e);
+/* "200ms", "2s", "1.5s" -> ms */
+int rm_parse_duration_ms(const char *s, __u32 *ms);
+
+/* health checks as show, save and stats present them (cmd_health.c) */
+struct rm_json;
+void health_save_line(FILE *f, const struct rm_svc_meta *m);
+void health_check_text(const struct rm_svc_meta *m);
+void health_check_json(struct rm_json *j, const struct rm_svc_meta *m);
+void health_text(const struct rm_svc_meta *m, const struct rm_node *n,
+		 char *out, size_t len);
+void health_json(struct rm_json *j, const struct rm_svc_meta *m,
+		 const struct rm_node *n);
+void health_counters(struct rm_json *j, const char *pin_dir);
 
 int conf_parse(struct ctl_opts *o, struct edit *e);
 

@@ -34,6 +34,10 @@ static int node_add_apply(struct edit *e, struct live *lv)
 				e->weight);
 	if (slot < 0)
 		return ctl_runtime_error("%s", rm_errmsg());
+	if (e->addr_set) {
+		memcpy(lv->new->node[slot].addr, e->addr, sizeof(e->addr));
+		lv->new->node[slot].addr_family = e->addr_family;
+	}
 	snprintf(e->done, sizeof(e->done), "node %s added to %s (slot %d)",
 		 e->node, e->svc, slot);
 	return 0;
@@ -47,6 +51,7 @@ int node_add_parse(struct ctl_opts *o, struct edit *e)
 		return ret;
 	memcpy(e->mac, o->mac.mac, sizeof(e->mac));
 	snprintf(e->dev, sizeof(e->dev), "%s", o->dev);
+	node_addr_parse(o, e);
 	e->weight = o->weight.val;
 	e->apply = node_add_apply;
 	return 0;
@@ -76,6 +81,15 @@ int node_del_parse(struct ctl_opts *o, struct edit *e)
 	return ret;
 }
 
+void node_addr_parse(const struct ctl_opts *o, struct edit *e)
+{
+	if (!o->addr.set)
+		return;
+	memcpy(e->addr, o->addr.addr, sizeof(e->addr));
+	e->addr_family = o->addr.family;
+	e->addr_set = true;
+}
+
 /* What a state means for the node's flows, for the user. */
 static const char *state_note(__u32 state)
 {
@@ -103,10 +117,14 @@ static int node_set_apply(struct edit *e, struct live *lv)
 	n = &lv->new->node[slot];
 	if (e->weight_set)
 		n->weight = e->weight;
+	if (e->addr_set) {
+		memcpy(n->addr, e->addr, sizeof(e->addr));
+		n->addr_family = e->addr_family;
+	}
 	if (e->state >= 0)
 		rm_snap_node_state(lv->new, slot, e->state);
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
-		active += lv->new->node[i].state == RM_NODE_ACTIVE &&
+		active += rm_node_in_ring(&lv->new->node[i]) &&
 			  lv->new->node[i].svc_id == (__u32)svc;
 	snprintf(e->done, sizeof(e->done), "node %s of %s: %s%s, weight %u%s",
 		 e->node, e->svc, rm_node_state_name(n->state),
@@ -133,9 +151,11 @@ int node_set_parse(struct ctl_opts *o, struct edit *e)
 			       : -1;
 	e->weight = o->weight.val;
 	e->weight_set = o->weight.set;
-	if (e->state < 0 && !e->weight_set)
-		return ctl_usage_error("node set: nothing to set: give --weight W "
-				  "or one of --drain, --active, --down");
+	node_addr_parse(o, e);
+	if (e->state < 0 && !e->weight_set && !e->addr_set)
+		return ctl_usage_error("node set: nothing to set: give --weight "
+				       "W, --addr ADDR or one of --drain, "
+				       "--active, --down");
 	e->apply = node_set_apply;
 	return 0;
 }

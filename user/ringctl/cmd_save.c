@@ -34,6 +34,7 @@ static void write_config(FILE *f, const struct live *lv)
 		       rm_proto_name(m->key.proto),
 		       m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple",
 		       m->vnodes);
+		health_save_line(f, m);
 	}
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
@@ -41,9 +42,15 @@ static void write_config(FILE *f, const struct live *lv)
 		if (n->state == RM_NODE_FREE)
 			continue;
 		rm_format_mac(n->mac, mac);
-		fprintf(f, "node add %s %s --mac %s --dev %s --weight %u\n",
+		fprintf(f, "node add %s %s --mac %s --dev %s --weight %u",
 		       lv->old->svc[n->svc_id].name, n->name, mac, n->dev,
 		       n->weight);
+		if (n->addr_family) {
+			rm_format_addr(n->addr, (__u8)n->addr_family, addr,
+				       sizeof(addr));
+			fprintf(f, " --addr %s", addr);
+		}
+		fprintf(f, "\n");
 	}
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];

@@ -86,7 +86,7 @@ static __u32 count_nodes(const struct rm_snap *s, __u32 svc, bool active)
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
 		if (s->node[i].state != RM_NODE_FREE &&
 		    s->node[i].svc_id == svc &&
-		    (!active || s->node[i].state == RM_NODE_ACTIVE))
+		    (!active || rm_node_in_ring(&s->node[i])))
 			n++;
 	return n;
 }
@@ -134,6 +134,7 @@ int cmd_service_list(struct ctl_opts *o)
 		rm_json_u64(&j, "vnodes", m->vnodes);
 		rm_json_u64(&j, "nodes", count_nodes(lv.old, i, false));
 		rm_json_u64(&j, "active", count_nodes(lv.old, i, true));
+		health_check_json(&j, m);
 		rm_json_obj_close(&j);
 	}
 	if (o->json) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <ringmaster/rm_hash.h>
 #include "cmd_live.h"
+#include "health.h"
 #include "json.h"
 
 #define KEYSPACE 4294967296.0
@@ -83,6 +84,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	rm_json_u64(j, "entries", r->n);
 	rm_json_bool(j, "ring_matches", w->matches);
 	rm_json_u64(j, "conns", svc_conns(lv, svc, w->conns));
+	health_check_json(j, m);
 	rm_json_arr_open(j, "nodes");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
@@ -106,6 +108,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 		rm_json_u64(j, "gen", n->gen);
 		rm_json_u64(j, "conns", w->conns->node[i]);
 		rm_json_u64(j, "conns_recent", w->conns->recent[i]);
+		health_json(j, m, n);
 		rm_json_obj_close(j);
 	}
 	rm_json_arr_close(j);
@@ -131,11 +134,13 @@ static void show_text(struct live *lv, const struct view *w)
 		printf("  warning: the live ring differs from the "
 		       "configuration (an interrupted change?): `ringctl save "
 		       "| ringctl restore -` rebuilds it\n");
-	printf("  %-20s %-8s %6s %7s %8s %8s %7s  %-17s %-10s\n", "NODE",
-	       "STATE", "WEIGHT", "VNODES", "SHARE", "CONNS", "RECENT", "MAC",
-	       "DEV");
+	health_check_text(m);
+	printf("  %-20s %-8s %-26s %6s %7s %8s %8s %7s  %-17s %-10s\n",
+	       "NODE", "STATE", "HEALTH", "WEIGHT", "VNODES", "SHARE", "CONNS",
+	       "RECENT", "MAC", "DEV");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
+		char health[64];
 		double share;
 
 		if (n->state == RM_NODE_FREE || n->svc_id != svc)
@@ -143,11 +148,14 @@ static void show_text(struct live *lv, const struct view *w)
 		share = node_keys(r, arcs, i) / KEYSPACE;
 		rm_format_mac(n->mac, mac);
 		rm_bar(bar, sizeof(bar), share, max, 30);
-		printf("  %-20s %-8s %6u %7u %7.3f%% %8u %7u  %-17s %-10s "
-		       "%s\n",
-		       n->name, rm_node_state_name(n->state), n->weight,
+		health_text(m, n, health, sizeof(health));
+		printf("  %-20s %-8s %-26s %6u %7u %7.3f%% %8u %7u  %-17s "
+		       "%-10s %s\n",
+		       n->name, rm_node_state_name(n->state), health, n->weight,
 		       n->weight * m->vnodes, share * 100, w->conns->node[i],
 		       w->conns->recent[i], mac, n->dev, bar);
+		if (n->health.err[0] && n->health.state != RM_HEALTH_HEALTHY)
+			printf("  %-20s last error: %s\n", "", n->health.err);
 	}
 }
 
@@ -248,6 +256,7 @@ int cmd_show(struct ctl_opts *o)
 		rm_json_obj_open(&j, NULL);
 		rm_json_str(&j, "pin_dir", o->pin_dir);
 		show_table_json(&j, conns, rm_udp_timeout(&lv.old->cfg));
+		health_counters(&j, o->pin_dir);
 		rm_json_arr_open(&j, "services");
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
@@ -457,8 +466,11 @@ int cmd_stats(struct ctl_opts *o)
 	}
 	if (o->json) {
 		rm_json_arr_close(&j);
+		health_counters(&j, o->pin_dir);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
+	} else if (!ret) {
+		health_counters(NULL, o->pin_dir);
 	}
 out:
 	live_close(&lv);

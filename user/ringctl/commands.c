@@ -72,6 +72,9 @@
 #define OPT_SEED                                                             \
 	HEX("seed", seed, 16, "HEX",                                         \
 	    "the hash seed, 32 hex digits (ringctl seed prints the live one)")
+#define OPT_ADDR                                                             \
+	ADDR("addr", addr,                                                   \
+	     "the node's own address: where health checks go")
 #define OPT_WEIGHT(...)                                                      \
 	UINT("weight", weight, 1, RM_MAX_WEIGHT, "W",                        \
 	     "the node's share of the ring relative to the others' "         \
@@ -84,6 +87,10 @@ static const struct cli_word protos[] = {
     {"tcp", IPPROTO_TCP}, {"udp", IPPROTO_UDP}, {NULL, 0}};
 static const struct cli_word hashes[] = {
     {"5tuple", 0}, {"3tuple", RM_SVC_F_3TUPLE}, {NULL, 0}};
+static const struct cli_word checks[] = {
+    {"tcp", RM_CHECK_TCP},   {"http", RM_CHECK_HTTP},
+    {"udp", RM_CHECK_UDP},   {"exec", RM_CHECK_EXEC},
+    {"none", RM_CHECK_NONE}, {NULL, 0}};
 
 static const struct cli_opt global_opts[] = {
     FLAG("verbose", verbose, "libbpf's messages on stderr",
@@ -138,6 +145,7 @@ static const struct cli_opt node_add_opts[] = {
     STR("dev", dev, RM_IFNAME_MAX - 1, "IFACE",
 	"the interface the node is reached through", .flags = CLI_REQUIRED),
     OPT_WEIGHT(.def = "1"),
+    OPT_ADDR,
     OPTS_CHANGE,
     END};
 
@@ -148,6 +156,41 @@ static const struct cli_opt node_set_opts[] = {
     FLAG("active", active, "back in the ring"),
     FLAG("down", down,
 	 "out of the ring; its flows go to the ring from their next packet"),
+    OPT_ADDR,
+    OPTS_CHANGE,
+    END};
+
+/* durations: "200ms", "2s", "1.5s" */
+static const struct cli_opt service_set_opts[] = {
+    ENUM("check", check, checks,
+	 "the health check of every node (none: every node counts as "
+	 "healthy; ringhealth runs them)"),
+    UINT("check-port", check_port, 0, 65535, "PORT",
+	 "the port checked (0: the service's)"),
+    STR("check-path", check_path, RM_CHECK_STR_MAX - 1, "PATH",
+	"http: the path to GET (default /)"),
+    UINT("check-status", check_status, 100, 599, "N",
+	 "http: the status that means healthy (default 200)"),
+    STR("check-host", check_host, RM_CHECK_STR_MAX - 1, "HOST",
+	"http: the Host header (default the node's address)"),
+    STR("check-payload", check_payload, RM_CHECK_STR_MAX - 1, "TEXT",
+	"udp: what to send (escapes \\n \\r \\t \\s \\xHH)"),
+    STR("check-expect", check_expect, RM_CHECK_STR_MAX - 1, "TEXT",
+	"udp: the reply must start with this (default: any reply)"),
+    STR("check-cmd", check_cmd, RM_CHECK_CMD_MAX - 1, "PATH",
+	"exec: a program; exit 0 is healthy (RM_NODE, RM_SERVICE, "
+	"RM_ADDR, RM_PORT in its environment)"),
+    STR("interval", interval, 15, "DURATION",
+	"time between two checks of a node (default 2s)"),
+    STR("timeout", timeout, 15, "DURATION",
+	"a check not answered in this time failed (default 1s)"),
+    UINT("fall", fall, 1, 100, "N",
+	 "failures in a row that take a node out (default 3)"),
+    UINT("rise", rise, 1, 100, "N",
+	 "successes in a row that bring it back (default 2)"),
+    UINT("panic-share", panic_share, 0, 100, "PCT",
+	 "below this percent of nodes healthy, keep all in: fail-open "
+	 "(default 50; 0: never)"),
     OPTS_CHANGE,
     END};
 
@@ -202,6 +245,9 @@ static const struct ctl_cmd commands[] = {
 	change_opts, 0, .edit = svc_del_parse),
     CMD("service list", NULL, "the services", view_opts, 0,
 	.run = cmd_service_list),
+    CMD("service set", "NAME",
+	"set a service's health check (only the options given change)",
+	service_set_opts, CLI_CMD_SAVED, .edit = svc_set_parse),
     CMD("node add", "SERVICE NODE",
 	"add a node to a service's ring (it starts active)", node_add_opts,
 	CLI_CMD_SAVED, .edit = node_add_parse),

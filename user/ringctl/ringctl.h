@@ -32,6 +32,13 @@ struct ctl_opts {
 	bool drain, active, down;
 	/* save --output FILE */
 	const char *output;
+	/* node add/set --addr: where health checks go */
+	struct cli_addr addr;
+	/* service set: the health check (cmd_health.c) */
+	struct cli_enum check;
+	const char *check_path, *check_host, *check_payload, *check_expect;
+	const char *check_cmd, *interval, *timeout;
+	struct cli_u32 check_port, check_status, fall, rise, panic_share;
 	/* seed --set HEX */
 	struct cli_hex set;
 	/* config */
