@@ -405,7 +405,10 @@ static unsigned long long path_hash(const char *s)
 
 int rm_lock_pin_dir(const char *pin_dir, enum rm_lock lock)
 {
-	int op = lock == RM_LOCK_EX ? LOCK_EX : LOCK_SH, fd, err;
+	int op = lock == RM_LOCK_EX	? LOCK_EX
+		 : lock == RM_LOCK_EX_TRY ? LOCK_EX | LOCK_NB
+					  : LOCK_SH,
+	    fd, err;
 	char real[PATH_MAX], path[64];
 
 	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -480,6 +483,11 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 		return map_open_err(-errno, pin_dir, NULL);
 	if (lock != RM_LOCK_NONE) {
 		st->lock_fd = rm_lock_pin_dir(pin_dir, lock);
+		if (st->lock_fd == -EWOULDBLOCK) {
+			err = rm_state_fail(-EWOULDBLOCK, "%s is locked by "
+					    "another change", pin_dir);
+			goto fail;
+		}
 		if (st->lock_fd < 0) {
 			err = map_open_err(st->lock_fd, pin_dir, NULL);
 			goto fail;

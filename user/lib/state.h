@@ -104,7 +104,9 @@ __u32 rm_conn_entries(__u32 n);
 int rm_state_purge(const char *pin_dir);
 
 /* ---- open, lock ------------------------------------------------------ */
-enum rm_lock { RM_LOCK_NONE, RM_LOCK_SH, RM_LOCK_EX };
+/* RM_LOCK_EX_TRY: exclusive, or -EWOULDBLOCK at once if someone holds
+ * the lock (a daemon's event loop must not wait on a slow reader). */
+enum rm_lock { RM_LOCK_NONE, RM_LOCK_SH, RM_LOCK_EX, RM_LOCK_EX_TRY };
 int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock);
 void rm_state_close(struct rm_state *st);
 /* Take the pin dir's lock on an fd the caller closes: -EWOULDBLOCK never,

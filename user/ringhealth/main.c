@@ -138,10 +138,10 @@ void probe_done(struct checker *c, struct target *t, bool ok, __u64 now,
 static struct target *find_target(struct checker *c, __u32 svc, __u32 slot,
 				  const char *name)
 {
-	for (__u32 i = 0; i < c->n; i++)
-		if (c->t[i]->svc == svc && c->t[i]->slot == slot &&
-		    !strncmp(c->t[i]->name, name, RM_NAME_MAX))
-			return c->t[i];
+	struct target *t = slot < RM_MAX_NODES ? c->by_slot[slot] : NULL;
+
+	if (t && t->svc == svc && !strncmp(t->name, name, RM_NAME_MAX))
+		return t;
 	return NULL;
 }
 
@@ -230,6 +230,7 @@ static void reconcile(struct checker *c, const struct rm_snap *s, __u64 now)
 			}
 			t->svc = n->svc_id;
 			t->slot = slot;
+			c->by_slot[slot] = t;
 			snprintf(t->name, sizeof(t->name), "%.*s", RM_NAME_MAX - 1,
 				 n->name);
 			/* first checks spread over one interval */
@@ -257,6 +258,8 @@ static void reconcile(struct checker *c, const struct rm_snap *s, __u64 now)
 			c->t[kept++] = t;
 			continue;
 		}
+		if (c->by_slot[t->slot] == t)
+			c->by_slot[t->slot] = NULL;
 		probe_abort(c, t);
 		free(t);
 	}
@@ -372,7 +375,12 @@ static int publish(struct checker *c, __u64 now)
 	struct rm_state st;
 	int err;
 
-	err = rm_state_open(&st, c->pin_dir, RM_LOCK_EX);
+	/* never wait for the lock: probes would wait with it (a `ringctl
+	 * show` of a thousand nodes holds it shared for a while); the
+	 * results stay dirty and the next loop tries again */
+	err = rm_state_open(&st, c->pin_dir, RM_LOCK_EX_TRY);
+	if (err == -EWOULDBLOCK)
+		return err;
 	if (err) {
 		hlog("cannot open the state: %s", rm_errmsg());
 		return err;
@@ -421,6 +429,40 @@ static void counters_flush(struct checker *c, int *fd)
 	}
 }
 
+/* Wait up to timeout ms for events and handle them all. */
+static void events(struct checker *c, int sfd, int timeout, bool *stop,
+		   __u64 *next_refresh)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	__u64 now;
+	int n;
+
+	do {
+		n = epoll_wait(c->epfd, ev, MAX_EVENTS, timeout);
+		now = now_ms();
+		for (int i = 0; i < n; i++) {
+			struct signalfd_siginfo si;
+
+			if (ev[i].data.ptr) {
+				probe_event(c, ev[i].data.ptr, ev[i].events,
+					    now);
+				continue;
+			}
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					*next_refresh = 0;
+					continue;
+				}
+				hlog("%s: stopping; node health stays as "
+				     "published",
+				     strsignal((int)si.ssi_signo));
+				*stop = true;
+			}
+		}
+		timeout = 0;
+	} while (n == MAX_EVENTS);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -452,10 +494,10 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct epoll_event ev[MAX_EVENTS];
-	struct checker c = {.pin_dir = RM_DEFAULT_PIN_DIR};
+	struct epoll_event ev0 = {.events = EPOLLIN};
+	static struct checker c = {.pin_dir = RM_DEFAULT_PIN_DIR};
 	__u64 now, next_refresh = 0, last_publish = 0, next_flush = 0;
-	int sfd, cfd = -1, o, n;
+	int sfd, cfd = -1, o;
 	struct timespec ts;
 	sigset_t mask;
 	bool stop = false, resync = true;
@@ -489,9 +531,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringhealth: %s\n", strerror(errno));
 		return RM_EXIT_RUNTIME;
 	}
-	ev[0].events = EPOLLIN;
-	ev[0].data.ptr = NULL; /* the signalfd */
-	epoll_ctl(c.epfd, EPOLL_CTL_ADD, sfd, &ev[0]);
+	ev0.data.ptr = NULL; /* the signalfd */
+	epoll_ctl(c.epfd, EPOLL_CTL_ADD, sfd, &ev0);
 	{
 		struct rm_state st;
 
@@ -507,6 +548,9 @@ int main(int argc, char **argv)
 		int timeout;
 		bool dirty = resync;
 
+		/* what completed while this loop was busy (a commit, say)
+		 * is a result, not a timeout: take it in first */
+		events(&c, sfd, 0, &stop, &next_refresh);
 		now = now_ms();
 		if (now >= next_refresh) {
 			refresh(&c, now);
@@ -553,27 +597,7 @@ int main(int argc, char **argv)
 			next_flush = now + RECONCILE_MS;
 		}
 		timeout = wake > now ? (int)(wake - now) : 0;
-		n = epoll_wait(c.epfd, ev, MAX_EVENTS, timeout);
-		now = now_ms();
-		for (int i = 0; i < n; i++) {
-			struct signalfd_siginfo si;
-
-			if (ev[i].data.ptr) {
-				probe_event(&c, ev[i].data.ptr, ev[i].events,
-					    now);
-				continue;
-			}
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					next_refresh = 0;
-					continue;
-				}
-				hlog("%s: stopping; node health stays as "
-				     "published",
-				     strsignal((int)si.ssi_signo));
-				stop = true;
-			}
-		}
+		events(&c, sfd, timeout, &stop, &next_refresh);
 	}
 	for (__u32 i = 0; i < c.n; i++) {
 		probe_abort(&c, c.t[i]);

@@ -52,6 +52,7 @@ struct checker {
 	int epfd;
 	struct target **t;
 	__u32 n, cap;
+	struct target *by_slot[RM_MAX_NODES]; /* a slot is one node */
 	__u64 cnt[RM_HC_CNT_MAX];
 	bool panic[RM_MAX_SERVICES];
 	__u64 seed; /* jitter */
