@@ -7,7 +7,8 @@
 # the XDP director, opens 3,000 real connections to a TCP service and
 # shows where they landed next to the ring's exact shares; then adds a 4th
 # node live, compares the dry run's prediction with what really moved,
-# removes it again, and tears everything down. Nothing is configured
+# removes it again; then stops a node's server and lets ringhealth take
+# it out of the ring and bring it back; and tears everything down. Nothing is configured
 # outside the testbed's namespaces, and nothing is left behind.
 set -u
 
@@ -53,7 +54,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: needs root for network namespaces and XDP: run make demo as root" >&2
 	exit 1
 fi
-for t in "$RINGCTL" "$RINGLOAD" "$RM_SERVER" "$RM_CLIENT"; do
+RINGHEALTH=${RINGHEALTH:-$E2E_BUILD/ringhealth}
+for t in "$RINGCTL" "$RINGLOAD" "$RINGHEALTH" "$RM_SERVER" "$RM_CLIENT"; do
 	[ -x "$t" ] || {
 		echo "demo: $t missing: run make first" >&2
 		exit 1
@@ -217,6 +219,41 @@ if [ "$moved" -eq 0 ]; then
 else
 	say "${R}$moved of $total flows are not where they were before node4 came$N"
 fi
+
+head1 "6. A node fails; the ring heals itself"
+for i in 1 2 3; do
+	e2e_ctl node set web "node$i" --addr "${TB_NODE_IP4[i]}" >/dev/null ||
+		die "ringctl node set --addr"
+done
+say "ringctl node set web nodeI --addr ADDR: where the checks go"
+e2e_ctl service set web --check tcp --interval 500ms --timeout 300ms | indent
+tb_spawn "$TB_DIR_NS" "$work/ringhealth.log" "$RINGHEALTH"
+healthy()
+{
+	[ "$(e2e_ctl show web --json | e2e_json "sum(n['health']['state'] ==
+		'healthy' for s in d['services'] for n in s['nodes'])")" = 3 ]
+}
+e2e_wait_for 10 healthy || die "nodes never healthy"
+say "ringhealth runs beside the director: every node healthy"
+e2e_stop_server 2
+say "${B}node2's server stopped$N; ringhealth's log:"
+node2_out() { grep -q "web node2: out of the ring" "$work/ringhealth.log"; }
+e2e_wait_for 10 node2_out || die "node2 never left the ring"
+grep -E "node2" "$work/ringhealth.log" | cut -d' ' -f1,3- | indent
+e2e_ctl show web | indent
+say "the same $FLOWS connections: nobody has to type ringctl node set --down"
+connections round4
+[ "$(e2e_count "$work/round4" node2)" -eq 0 ] || die "flows on node2"
+say "${G}none on node2, every one answered$N; node1 and node3 keep their own flows"
+e2e_start_server 2 || die "server on node2"
+node2_in() { grep -q "web node2: back in the ring" "$work/ringhealth.log"; }
+e2e_wait_for 10 node2_in || die "node2 never came back"
+say "node2's server restarted: two passed checks (rise 2) bring it back:"
+grep -E "node2: (unhealthy -> healthy|back in)" "$work/ringhealth.log" |
+	cut -d' ' -f1,3- | indent
+connections round5
+read -r moved total < <(e2e_moved "$work/round1" "$work/round5")
+[ "$moved" -eq 0 ] && say "${G}all $total flows are back where they started$N"
 
 say "the director's counters (ringctl stats):"
 e2e_ctl stats | awk '$1 ~ /^forwarded-|^dropped-no-node|^conn-hit/' |
