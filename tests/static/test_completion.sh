@@ -46,12 +46,12 @@ ifaces=$(ls /sys/class/net | sort | tr '\n' ' ' | sed 's/ $//')
 expect "config diff lookup node restore ring save seed service show stats" ringctl ""
 expect "node" ringctl no
 expect "add del set" ringctl node ""
-expect "add del list" ringctl service ""
+expect "add del list set" ringctl service ""
 expect "save seed service show stats" ringctl s
-expect "--dev --dry-run --help --json --mac --pin-dir --verbose --weight" ringctl node add web a --
+expect "--addr --dev --dry-run --help --json --mac --pin-dir --verbose --weight" ringctl node add web a --
 expect "--dev --dry-run" ringctl node add web a --d
 expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,b --
-expect "--active --down --drain --dry-run --help --json --pin-dir --verbose --weight" ringctl node set web a --
+expect "--active --addr --down --drain --dry-run --help --json --pin-dir --verbose --weight" ringctl node set web a --
 expect "tcp udp" ringctl service add x --vip 198.18.0.1 --proto ""
 expect "3tuple 5tuple" ringctl --pin-dir /tmp service add x --hash ""
 expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make install / make uninstall, as a packager and a user run them:
-#   - `make install DESTDIR=D` puts ringctl, ringload, the man pages, the
-#     bash completion and the systemd unit under D/usr/local (PREFIX's
+#   - `make install DESTDIR=D` puts ringctl, ringload, ringhealth, the man pages, the
+#     bash completion and the systemd units under D/usr/local (PREFIX's
 #     default), and the installed ringctl runs from there (`ring`); the
 #     unit names the installed binaries;
 #   - run as an unprivileged user with only D writable, install and
@@ -33,8 +33,10 @@ done
 
 d=$tmp/stage
 check "make install DESTDIR" mk install DESTDIR="$d" >/dev/null
-want="usr/local/lib/systemd/system/ringmaster@.service
+want="usr/local/lib/systemd/system/ringhealth.service
+usr/local/lib/systemd/system/ringmaster@.service
 usr/local/sbin/ringctl
+usr/local/sbin/ringhealth
 usr/local/sbin/ringload
 usr/local/share/bash-completion/completions/ringctl
 usr/local/share/bash-completion/completions/ringload

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The systemd unit ringmaster@.service, installed (make install PREFIX=T,
+# The systemd units ringmaster@.service and ringhealth.service, installed (make install PREFIX=T,
 # so its ExecStart/ExecStop name binaries that exist, and its man pages are
 # found through MANPATH): `systemd-analyze verify` on an instance accepts
 # it with no message at all. What its commands do on a live director
@@ -46,6 +46,21 @@ if grep -q "^ExecStart=$tmp/sbin/ringload attach %I --reuse" "$unit" &&
 	pass "start attaches with --reuse, stop saves the live configuration"
 else
 	fail "ExecStart/ExecStop not as documented"
+fi
+# The health checker's unit: verified, and it runs the installed binary.
+hunit=$tmp/lib/systemd/system/ringhealth.service
+if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$hunit" >"$tmp/out" 2>&1 &&
+	! [ -s "$tmp/out" ]; then
+	pass "systemd-analyze verify ringhealth.service: no message"
+else
+	fail "systemd-analyze verify ringhealth.service:"
+	cat "$tmp/out"
+fi
+if grep -q "^ExecStart=$tmp/sbin/ringhealth --pin-dir /sys/fs/bpf/ringmaster$" "$hunit" &&
+	[ -x "$tmp/sbin/ringhealth" ]; then
+	pass "ringhealth.service runs the installed ringhealth"
+else
+	fail "ringhealth.service ExecStart or binary not as installed"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
