@@ -39,6 +39,9 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
+# etcd's HTTP/JSON gateway (user/lib/etcd.c): ringctl publish, ringsync
+ETCD_LIBS := $(shell pkg-config --libs libcurl json-c 2>/dev/null || \
+	echo -lcurl -ljson-c)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -53,9 +56,10 @@ LIB       := $(BUILD)/libringmaster.a
 
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringctl/*.c))
 LOAD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringload/*.c))
+SYNC_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringsync/*.c))
 # Programs `make install` puts in $(SBINDIR): a new daemon appends itself
 # here (its unit template goes in systemd/, its page in man/).
-SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth
+SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth $(BUILD)/ringsync
 MAN8      := $(patsubst man/%.8.in,$(BUILD)/man/%.8,$(wildcard man/*.8.in))
 COMPLETIONS := $(wildcard completion/*)
 # names completed by a script of another name (ringload: completion/ringctl)
@@ -70,8 +74,8 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BUILD)/ringbench
 
-.PHONY: all help deps test unit e2e bench demo clean format print-bpf-cflags \
-	install uninstall
+.PHONY: all help deps test unit e2e bench demo demo-fleet clean format \
+	print-bpf-cflags install uninstall
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(SKELS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
@@ -89,6 +93,7 @@ help:
 	@echo '  make install    ringctl, ringload, man pages, completion, systemd units'
 	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
 	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
+	@echo '  make demo-fleet 3 directors behind BGP/ECMP, one dies under traffic; root'
 	@echo '  make format     clang-format the tree'
 	@echo '  make clean      remove build/'
 	@echo 'Variables: V=1 (show commands), EXTRA_DEFS=-DRM_MAX_NODES=...'
@@ -123,7 +128,11 @@ $(LIB): $(LIB_OBJS)
 
 $(BUILD)/ringctl: $(CTL_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
+
+$(BUILD)/ringsync: $(SYNC_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
 
 $(BUILD)/ringload: $(LOAD_OBJS) $(LIB)
 	$(call msg,LD,$@)
@@ -135,7 +144,7 @@ $(BUILD)/ringhealth: $(HEALTH_OBJS) $(LIB)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka $(ETCD_LIBS)
 
 $(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(call msg,LD,$@)
@@ -194,6 +203,11 @@ uninstall:
 		$(foreach l,$(COMPLETION_LINKS),$(DESTDIR)$(COMPDIR)/$(word 1,$(subst :, ,$(l)))) \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNIT_TMPLS:.in=)))
 	@echo "removed from $(DESTDIR)$(PREFIX)"
+
+demo-fleet:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo-fleet.sh $(BUILD)
 
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')

@@ -7,6 +7,8 @@ pkgs=(
 	clang llvm gcc make pkg-config
 	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
 	libcmocka-dev
+	libcurl4-openssl-dev libjson-c-dev
+	bird2 etcd-server curl
 	iproute2 ethtool iputils-ping
 	python3
 	# man pages (groff -ww, man --warnings), completion, systemd-analyze

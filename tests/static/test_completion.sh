@@ -43,7 +43,7 @@ expect()
 }
 
 ifaces=$(ls /sys/class/net | sort | tr '\n' ' ' | sed 's/ $//')
-expect "config diff lookup node restore ring save seed service show stats" ringctl ""
+expect "apply config diff lookup node publish restore ring save seed service show stats" ringctl ""
 expect "node" ringctl no
 expect "add del set" ringctl node ""
 expect "add del list set" ringctl service ""

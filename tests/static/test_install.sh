@@ -35,9 +35,11 @@ d=$tmp/stage
 check "make install DESTDIR" mk install DESTDIR="$d" >/dev/null
 want="usr/local/lib/systemd/system/ringhealth.service
 usr/local/lib/systemd/system/ringmaster@.service
+usr/local/lib/systemd/system/ringsync.service
 usr/local/sbin/ringctl
 usr/local/sbin/ringhealth
 usr/local/sbin/ringload
+usr/local/sbin/ringsync
 usr/local/share/bash-completion/completions/ringctl
 usr/local/share/bash-completion/completions/ringload
 usr/local/share/man/man8/ringctl.8

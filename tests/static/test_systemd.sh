@@ -35,6 +35,19 @@ for iface in lo eth1 veth-a.b; do
 		cat "$tmp/out"
 	fi
 done
+# ringsync.service: its settings file exists on a configured director
+printf 'RINGSYNC_ETCD=http://198.18.199.1:2379\nRINGSYNC_KEY=/ringmaster/fleet\n' \
+	>"$tmp/etc/ringsync.env" 2>/dev/null ||
+	{ mkdir -p "$tmp/etc" && printf 'RINGSYNC_ETCD=http://198.18.199.1:2379\nRINGSYNC_KEY=/ringmaster/fleet\n' >"$tmp/etc/ringsync.env"; }
+if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
+	"$tmp/lib/systemd/system/ringsync.service" >"$tmp/out" 2>&1 &&
+	! [ -s "$tmp/out" ] &&
+	grep -q "^ExecStart=$tmp/sbin/ringsync --etcd" "$tmp/lib/systemd/system/ringsync.service"; then
+	pass "systemd-analyze verify ringsync.service: no message; runs the installed ringsync"
+else
+	fail "systemd-analyze verify ringsync.service:"
+	cat "$tmp/out"
+fi
 # A stop must not detach: nothing in the unit runs ringload detach/purge.
 if grep -Eq '^Exec.*ringload +(detach|purge)' "$unit"; then
 	fail "the unit detaches or purges"

@@ -16,7 +16,8 @@
  * Hold mode (--hold N --duration S): open N TCP connections the same way,
  * then on each keep sending a chunk and checking that the identical bytes
  * come back, for S seconds. One line per connection at the end:
- *   SRCADDR SPORT NODE bytes=B chunks=C errors=E resets=R status=S
+ *   SRCADDR SPORT NODE bytes=B chunks=C errors=E resets=R status=S max_gap_ms=G
+ * G is the longest time between two echoes received (an interruption).
  * status is ok (no error), degraded (stalled but alive), reset, eof,
  * mismatch or an errno text. A connection that the director moves to
  * another node is reset by that node, so resets are the number to watch.
@@ -89,6 +90,7 @@ struct flow {
 	uint64_t bytes;
 	unsigned int errors, resets;
 	int64_t next_send, last_progress;
+	int64_t last_echo, max_gap; /* hold: longest wait between echoes */
 };
 
 static struct {
@@ -521,6 +523,9 @@ static void hold_recv(struct flow *f, long idx, int64_t now)
 	}
 	f->recvd += n;
 	f->last_progress = now;
+	if (now - f->last_echo > f->max_gap)
+		f->max_gap = now - f->last_echo;
+	f->last_echo = now;
 	if (f->recvd == (size_t)opt.chunk) {
 		f->bytes += opt.chunk;
 		f->seq++;
@@ -570,6 +575,7 @@ static void run_hold(struct flow *flows, long n)
 		fill_chunk(f, i);
 		f->next_send = start;
 		f->last_progress = start;
+		f->last_echo = start;
 	}
 	while (!stop_flag) {
 		int64_t now = now_ms(), wake = end;
@@ -685,6 +691,7 @@ static void print_flow(const struct flow *f)
 			rm_json_u64(&j, "errors", f->errors);
 			rm_json_u64(&j, "resets", f->resets);
 			rm_json_str(&j, "status", hold_status(f));
+			rm_json_u64(&j, "max_gap_ms", f->max_gap);
 		}
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
@@ -699,10 +706,10 @@ static void print_flow(const struct flow *f)
 		return;
 	}
 	printf("%s %u %s bytes=%llu chunks=%llu errors=%u resets=%u "
-	       "status=%s\n",
+	       "status=%s max_gap_ms=%lld\n",
 	       src, f->sport, f->node, (unsigned long long)f->bytes,
 	       (unsigned long long)f->seq, f->errors, f->resets,
-	       hold_status(f));
+	       hold_status(f), (long long)f->max_gap);
 }
 
 /* One stderr line: totals and how flows spread over nodes. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "util.h"
 
-int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
+int rm_parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 {
 	unsigned long long v;
 	char *end;
@@ -20,8 +20,18 @@ int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
 		return -EINVAL;
 	if (v < min || v > max)
 		return -ERANGE;
-	*out = (__u32)v;
+	*out = v;
 	return 0;
+}
+
+int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
+{
+	__u64 v;
+	int err = rm_parse_u64(s, min, max, &v);
+
+	if (!err)
+		*out = (__u32)v;
+	return err;
 }
 
 bool rm_name_valid(const char *name)

@@ -15,6 +15,7 @@
 
 /* Strict unsigned parse of the whole string within [min, max]. */
 int rm_parse_u32(const char *s, __u32 min, __u32 max, __u32 *out);
+int rm_parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
 /* "a,b:2,c" -> specs (weight after ':' defaults to 1; ids = position).
  * *specs is malloc'd. -EINVAL on syntax, -ERANGE on weight. */
 int rm_parse_nodes(const char *s, struct rm_node_spec **specs, __u32 *n);

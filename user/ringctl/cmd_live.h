@@ -17,6 +17,7 @@
 #define RINGCTL_LIVE_H
 
 #include "ringctl.h"
+#include <stdio.h>
 #include "state.h"
 
 struct live {
@@ -96,6 +97,18 @@ void health_json(struct rm_json *j, const struct rm_svc_meta *m,
 void health_counters(struct rm_json *j, const char *pin_dir);
 
 int conf_parse(struct ctl_opts *o, struct edit *e);
+
+/* A configuration document (save's format), for restore, apply and
+ * publish: doc_parse() checks every line of f with the command tables and
+ * turns it into edits without touching anything (exit 2 names the line);
+ * doc_read() does it for the file o->argv[0] ("-": stdin); doc_replay()
+ * turns lv->new into what the document describes (seed and settings kept
+ * unless the document sets them; unchanged nodes keep their slot and
+ * gen). They record their error (ctl_error_msg) and return the code. */
+int doc_parse(const char *cmd, FILE *f, struct edit **edits, int *n);
+int doc_read(struct ctl_opts *o, const char *cmd, struct edit **edits,
+	     int *n);
+int doc_replay(const char *cmd, struct live *lv, struct edit *edits, int n);
 
 /* ringctl's command table (commands.c): a command either runs a handler
  * or, with run NULL, applies its edit as one change (live_change). The

@@ -92,45 +92,75 @@ static void keep_gens(struct rm_snap *new, const struct rm_snap *old)
 	}
 }
 
-int cmd_restore(struct ctl_opts *o)
+int doc_parse(const char *cmd, FILE *f, struct edit **edits, int *n)
 {
-	struct edit *edits = NULL;
-	struct live lv;
-	FILE *f;
-	int n = 0, line = 0, ret, i;
+	int line = 0, ret;
 
+	ret = read_edits(f, edits, n, &line);
+	if (!ret)
+		return 0;
+	free(*edits);
+	*edits = NULL;
+	return ret == RM_EXIT_USAGE
+		   ? ctl_error_context(ret, "%s: line %d", cmd, line)
+		   : ctl_error_context(ret, "%s", cmd);
+}
+
+int doc_read(struct ctl_opts *o, const char *cmd, struct edit **edits,
+	     int *n)
+{
+	FILE *f;
+	int ret;
+
+	*edits = NULL;
+	*n = 0;
 	if (o->argc != 1)
-		return ctl_usage_error("restore: expected FILE or - (stdin)");
+		return ctl_usage_error("%s: expected FILE or - (stdin)", cmd);
 	f = strcmp(o->argv[0], "-") ? fopen(o->argv[0], "r") : stdin;
 	if (!f)
-		return ctl_runtime_error("restore: cannot open %s: %s",
+		return ctl_runtime_error("%s: cannot open %s: %s", cmd,
 					 o->argv[0], strerror(errno));
-	ret = read_edits(f, &edits, &n, &line);
+	ret = doc_parse(cmd, f, edits, n);
 	if (f != stdin)
 		fclose(f);
+	return ret;
+}
+
+int doc_replay(const char *cmd, struct live *lv, struct edit *edits, int n)
+{
+	int i, ret = 0;
+
+	/* start from nothing but the seed and settings, then replay */
+	for (i = 0; i < RM_MAX_SERVICES; i++)
+		if (lv->new->svc[i].in_use)
+			rm_snap_svc_del(lv->new, i);
+	for (i = 0; i < n && !ret; i++)
+		ret = edits[i].apply(&edits[i], lv);
 	if (ret) {
-		free(edits);
-		return ret == RM_EXIT_USAGE
-			   ? ctl_error_context(ret, "restore: line %d", line)
-			   : ctl_error_context(ret, "restore");
+		ctl_error_context(ret, "%s: line %d", cmd, edits[i - 1].line);
+		return ctl_runtime_error("%s (nothing changed)",
+					 ctl_error_msg());
 	}
+	keep_gens(lv->new, lv->old);
+	return 0;
+}
+
+int cmd_restore(struct ctl_opts *o)
+{
+	struct edit *edits;
+	struct live lv;
+	int n, ret;
+
+	ret = doc_read(o, "restore", &edits, &n);
+	if (ret)
+		return ret;
 	ret = live_open(o, &lv, RM_LOCK_EX);
 	if (ret) {
 		free(edits);
 		return ret;
 	}
-	/* start from nothing but the seed and settings, then replay */
-	for (i = 0; i < RM_MAX_SERVICES; i++)
-		if (lv.new->svc[i].in_use)
-			rm_snap_svc_del(lv.new, i);
-	for (i = 0; i < n && !ret; i++)
-		ret = edits[i].apply(&edits[i], &lv);
-	if (ret) {
-		ctl_error_context(ret, "restore: line %d", edits[i - 1].line);
-		ret = ctl_runtime_error("%s (nothing changed)",
-					ctl_error_msg());
-	} else {
-		keep_gens(lv.new, lv.old);
+	ret = doc_replay("restore", &lv, edits, n);
+	if (!ret) {
 		ret = live_commit(o, &lv, RM_APPLY_ALL, "");
 		if (!ret && !o->dry_run && !o->json)
 			printf("restored %d commands\n", n);

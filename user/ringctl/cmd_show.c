@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ringmaster/rm_hash.h>
+#include "apply.h"
 #include "cmd_live.h"
 #include "health.h"
 #include "json.h"
@@ -257,6 +258,7 @@ int cmd_show(struct ctl_opts *o)
 		rm_json_str(&j, "pin_dir", o->pin_dir);
 		show_table_json(&j, conns, rm_udp_timeout(&lv.old->cfg));
 		health_counters(&j, o->pin_dir);
+		rm_applied_json(&j, o->pin_dir);
 		rm_json_arr_open(&j, "services");
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
@@ -270,6 +272,7 @@ int cmd_show(struct ctl_opts *o)
 		rm_json_end(&j);
 	} else if (!ret) {
 		show_table_text(conns, rm_udp_timeout(&lv.old->cfg));
+		rm_applied_text(stdout, o->pin_dir);
 	}
 out:
 	free(conns);

@@ -228,6 +228,30 @@ static const struct cli_opt config_opts[] = {
     OPTS_CHANGE,
     END};
 
+static const struct cli_opt apply_opts[] = {
+    UINT("revision", revision, 0, UINT32_MAX, "N",
+	 "record N as the applied revision, with the time (ringsync does)"),
+    STR("source", source, 120, "TEXT",
+	"where the revision came from, recorded with it"),
+    OPTS_CHANGE,
+    END};
+
+static const struct cli_opt publish_opts[] = {
+    STR("etcd", etcd, 200, "URL", "etcd's client URL, http(s)://host:port",
+	.flags = CLI_REQUIRED),
+    STR("key", key, 200, "KEY", "the fleet's key", .flags = CLI_REQUIRED),
+    UINT("expect-revision", expect_revision, 0, UINT32_MAX, "N",
+	 "write only if the key is still at revision N (the one you saw)"),
+    STR("cacert", cacert, 0, "FILE", "TLS: CA bundle to verify etcd with"),
+    STR("cert", cert, 0, "FILE", "TLS: client certificate"),
+    STR("tls-key", tls_key, 0, "FILE", "TLS: client key"),
+    STR("user", user, 0, "NAME", "etcd user (auth)"),
+    STR("password-file", password_file, 0, "FILE",
+	"file holding the etcd user's password"),
+    OPT_DRY_RUN,
+    OPT_JSON,
+    END};
+
 /* CMD(words, positional synopsis, summary, options, CLI_CMD_* flags, then
  * .run = handler and/or .edit = parser of the change) */
 #define CMD(w, a, s, o, fl, ...)                                             \
@@ -270,6 +294,14 @@ static const struct ctl_cmd commands[] = {
     CMD("restore", "FILE|-",
 	"replace the configuration with a saved one, in one change",
 	change_opts, 0, .run = cmd_restore),
+    CMD("apply", "FILE|-",
+	"make the live state equal to a saved file: prints what moves, swaps "
+	"each changed ring once, changes nothing on any error",
+	apply_opts, 0, .run = cmd_apply),
+    CMD("publish", "FILE|-",
+	"validate a saved file and write it to the fleet's etcd key "
+	"(compare-and-swap)",
+	publish_opts, 0, .run = cmd_publish),
     CMD("seed", NULL, "print the hash seed, or set it with --set",
 	seed_opts, CLI_CMD_SAVED, .run = cmd_seed, .edit = seed_parse),
     CMD("config", NULL,

@@ -43,6 +43,12 @@ struct ctl_opts {
 	struct cli_hex set;
 	/* config */
 	struct cli_u32 udp_timeout, insert_rate;
+	/* apply --revision N --source TEXT (what ringsync applied) */
+	struct cli_u32 revision;
+	const char *source;
+	/* publish: etcd, key, compare-and-swap, TLS and auth */
+	const char *etcd, *key, *cacert, *cert, *tls_key, *user, *password_file;
+	struct cli_u32 expect_revision;
 	/* positional arguments after the command words */
 	int argc;
 	char **argv;
@@ -76,5 +82,7 @@ int cmd_save(struct ctl_opts *o);
 int cmd_restore(struct ctl_opts *o);
 int cmd_seed(struct ctl_opts *o);
 int cmd_config(struct ctl_opts *o);
+int cmd_apply(struct ctl_opts *o);
+int cmd_publish(struct ctl_opts *o);
 
 #endif

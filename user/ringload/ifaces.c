@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "apply.h"
 #include "json.h"
 #include "ringload.h"
 
@@ -204,6 +205,7 @@ int cmd_status(struct load_opts *o)
 				       live[i] ? ""
 					       : "  (not attached any "
 						 "more)");
+		rm_applied_text(stdout, o->pin_dir);
 		return RM_EXIT_OK;
 	}
 	rm_json_init(&j, stdout);
@@ -214,6 +216,7 @@ int cmd_status(struct load_opts *o)
 	rm_json_u64(&j, "services", svcs);
 	rm_json_u64(&j, "nodes", nodes);
 	rm_json_u64(&j, "conn_table", conn_max);
+	rm_applied_json(&j, o->pin_dir);
 	rm_json_arr_open(&j, "interfaces");
 	for (int i = 0; i < RM_MAX_IFACES; i++) {
 		if (!all[i].ifindex)
