@@ -129,8 +129,9 @@ e2e_expect_eq "syntax error: exit 2, line named, nothing changed ($(cat "$work/b
 e2e_ctl apply "$work/bad2" >/dev/null 2>"$work/bad2.err"
 rc=$?
 e2e_ctl save >"$work/s1.b2"
-e2e_expect_eq "missing interface: exit 1, nothing changed ($(cat "$work/bad2.err"))" \
-	"$rc:$(cmp -s "$work/s1" "$work/s1.b2" && echo same)" "1:same"
+e2e_expect_eq "missing interface: exit 1, the line and interface named, nothing changed ($(cat "$work/bad2.err"))" \
+	"$rc:$(grep -c 'line 8: .*nosuchdev0.*(nothing changed)' "$work/bad2.err"):$(cmp -s "$work/s1" "$work/s1.b2" && echo same)" \
+	"1:1:same"
 e2e_flows "$work/after2" "${client[@]}"
 e2e_check "flows still where the good document put them" \
 	cmp -s "$work/after" "$work/after2"

@@ -137,9 +137,13 @@ int doc_replay(const char *cmd, struct live *lv, struct edit *edits, int n)
 	for (i = 0; i < n && !ret; i++)
 		ret = edits[i].apply(&edits[i], lv);
 	if (ret) {
+		char why[512];
+
 		ctl_error_context(ret, "%s: line %d", cmd, edits[i - 1].line);
-		return ctl_runtime_error("%s (nothing changed)",
-					 ctl_error_msg());
+		/* the message is rewritten from a copy: formatting the
+		 * buffer into itself loses it */
+		snprintf(why, sizeof(why), "%s", ctl_error_msg());
+		return ctl_runtime_error("%s (nothing changed)", why);
 	}
 	keep_gens(lv->new, lv->old);
 	return 0;
