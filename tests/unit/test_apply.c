@@ -142,7 +142,7 @@ static __u32 ring_id(__u32 svc)
 	__u32 id = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", pin, RM_MAP_RINGS);
+	snprintf(path, sizeof(path), "%s/%s", pin, RM_MAP_NAME(RINGS));
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	assert_int_equal(bpf_map_lookup_elem(fd, &svc, &id), 0);
