@@ -7,6 +7,7 @@ pkgs=(
 	clang llvm gcc make pkg-config
 	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
 	libcmocka-dev
+	clang-tools cppcheck libclang-rt-14-dev # make analyze, make fuzz (libFuzzer)
 	iproute2 ethtool iputils-ping
 	python3
 )

@@ -282,6 +282,16 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 		n++;
 	}
 	err = rm_ring_build(&s->cfg.seed, specs, n, s->svc[svc].vnodes, r);
+	if (err == -E2BIG) {
+		char why[256];
+
+		rm_ring_too_big(specs, n, s->svc[svc].vnodes, why, sizeof(why));
+		free(specs);
+		return rm_state_fail(err,
+				     "service '%s': %s; a service's vnodes "
+				     "are set by service add --vnodes",
+				     s->svc[svc].name, why);
+	}
 	free(specs);
 	if (err)
 		return rm_state_fail(err, "service '%s': %s", s->svc[svc].name,

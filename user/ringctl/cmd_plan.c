@@ -30,6 +30,13 @@ static int build_from_list(struct ctl_opts *o, const char *opt,
 			"1-%d characters [A-Za-z0-9._-]",
 			opt, list, RM_NAME_MAX - 1);
 	err = rm_ring_build(&o->seed, specs, n, o->vnodes, r);
+	if (err == -E2BIG) {
+		char why[256];
+
+		rm_ring_too_big(specs, n, o->vnodes, why, sizeof(why));
+		free(specs);
+		return ctl_usage_error("--%s: %s", opt, why);
+	}
 	free(specs);
 	if (err)
 		return ctl_usage_error("--%s '%s': %s", opt, list,

@@ -349,6 +349,10 @@ static int line_edit(char *line, struct ctl_opts *o, struct edit *e)
 		argv[argc++] = w;
 	}
 	argv[argc] = NULL;
+	/* read_edits() passes no blank line, but this parser stands alone
+	 * (the restore fuzzer, the analyzer) */
+	if (argc < 2)
+		return live_usage("empty line");
 	skip = 2;
 	if (!strcmp(argv[1], "seed")) {
 		parse = seed_parse;

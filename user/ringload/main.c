@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"when DIR is\n"
 		"first attached; to resize: ringctl save, detach all, purge, "
 		"attach, restore.\n",
-		RM_DEFAULT_PIN_DIR, RM_DEFAULT_CONN_ENTRIES);
+		RM_DEFAULT_PIN_DIR, (unsigned int)RM_DEFAULT_CONN_ENTRIES);
 }
 
 int load_error(int code, const char *fmt, ...)
