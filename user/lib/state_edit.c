@@ -175,8 +175,8 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	static const __u8 zero[6];
 	const struct rm_node *b;
 	struct rm_node *n;
-	__u8 src[6];
-	__u32 ifindex;
+	__u8 src[6] = {0};
+	__u32 ifindex = 0;
 	int slot, i, err;
 
 	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)

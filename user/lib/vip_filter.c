@@ -52,7 +52,8 @@ static int slots_read(int slots_fd, struct rm_vip_slots **out)
 	if (!cur)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(slots_fd, &zero, cur)) {
-		int err = -errno;
+		/* never 0: the callers read *out on 0 */
+		int err = errno ? -errno : -EIO;
 
 		free(cur);
 		return err;

@@ -110,7 +110,7 @@ double plan_peak_to_mean(const struct rm_ring *r)
 
 int cmd_ring(struct ctl_opts *o)
 {
-	struct rm_ring r;
+	struct rm_ring r = {0};
 	__u64 *arcs;
 	int err;
 
@@ -241,7 +241,7 @@ int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,
 
 int cmd_diff(struct ctl_opts *o)
 {
-	struct rm_ring a, b;
+	struct rm_ring a = {0}, b = {0};
 	int err;
 
 	if (o->argc)
