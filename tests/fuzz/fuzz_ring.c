@@ -22,8 +22,8 @@ struct null_ring;
 #include "ring.h"
 #include "util.h"
 
-#define MAX_FUZZ_NODES 64
-#define MAX_FUZZ_VNODES 64 /* keeps one run fast: 64*64*100 entries max */
+#define MAX_FUZZ_NODES 16
+#define MAX_FUZZ_VNODES 16 /* keeps one run fast: 16*16*100 entries max */
 
 static __u32 ref_owner(const struct rm_ring *r, __u32 key)
 {
