@@ -2,6 +2,17 @@
 # Limits from include/ringmaster/rm_common.h can be overridden for both the
 # BPF program and userspace at once: make EXTRA_DEFS=-DRM_MAX_NODES=8192
 
+# SANITIZE=1: userspace with AddressSanitizer and UndefinedBehaviorSanitizer
+# in its own build dir (the BPF objects are the same); `test` then runs the
+# static and unit suites, which is what the sanitizers can see.
+SANITIZE ?=
+ifeq ($(SANITIZE),1)
+BUILD    ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+endif
 BUILD    ?= build
 CLANG    ?= clang
 CC       ?= gcc
@@ -36,7 +47,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC) \
 	$(EXTRA_DEFS)
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
+CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
 # etcd's HTTP/JSON gateway (user/lib/etcd.c): ringctl publish, ringsync
@@ -75,7 +86,7 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BUILD)/ringbench
 
 .PHONY: all help deps test unit e2e bench demo demo-fleet clean format \
-	print-bpf-cflags install uninstall
+	print-bpf-cflags install uninstall fuzz fuzz-build analyze
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(SKELS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
@@ -87,6 +98,7 @@ help:
 	@echo '  make deps       install missing Debian packages (scripts/install-deps.sh)'
 	@echo '  make test       run every test suite (unit, data plane, end-to-end); root'
 	@echo '  make unit       run only the cmocka suites'
+	@echo '  make SANITIZE=1 test   userspace under ASan+UBSan in build-san/, unit suites'
 	@echo '  make e2e        run only the namespace end-to-end tests; root'
 	@echo '  make bench      benchmarks, markdown table + build/bench/results.json; root'
 	@echo '  make demo       one-command demo on a namespace testbed; root'
@@ -94,9 +106,12 @@ help:
 	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
 	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
 	@echo '  make demo-fleet 3 directors behind BGP/ECMP, one dies under traffic; root'
+	@echo '  make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each'
+	@echo '  make analyze    scan-build (clang analyzer) and cppcheck over userspace'
 	@echo '  make format     clang-format the tree'
 	@echo '  make clean      remove build/'
-	@echo 'Variables: V=1 (show commands), EXTRA_DEFS=-DRM_MAX_NODES=...'
+	@echo 'Variables: V=1 (show commands), EXTRA_DEFS=-DRM_MAX_NODES=...,'
+	@echo '  SANITIZE=1 (ASan+UBSan, BUILD=build-san), RM_ALLOW_SKIP=1 (a skip passes)'
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -160,13 +175,59 @@ $(BUILD):
 
 # Unit and data-plane suites (cmocka), then the namespace end-to-end suite.
 test: all
-	$(Q)scripts/run-tests.sh $(BUILD)
+	$(Q)$(SAN_ENV) scripts/run-tests.sh $(if $(SAN_FLAGS),--unit-only) $(BUILD)
 
 unit: all
-	$(Q)scripts/run-tests.sh --unit-only $(BUILD)
+	$(Q)$(SAN_ENV) scripts/run-tests.sh --unit-only $(BUILD)
 
 e2e: all
 	$(Q)scripts/run-tests.sh --e2e-only $(BUILD)
+
+# ---- fuzzing ------------------------------------------------------------
+# libFuzzer targets in tests/fuzz (clang, -fsanitize=fuzzer,address,undefined)
+# over the library and ringctl's objects built again with coverage in
+# FUZZ_BUILD. `make fuzz` runs each for FUZZ_SECONDS from the seed corpus in
+# tests/fuzz/corpus/<target> (new inputs go to FUZZ_BUILD/corpus, not the
+# tree); scripts/fuzz.sh reports executions.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib \
+	-Iuser/ringctl -I$(BUILD) $(PKG_CFLAGS) $(EXTRA_DEFS) \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
+FUZZ_LIB     := $(FUZZ_BUILD)/libringmaster.a
+FUZZ_CTL     := $(FUZZ_BUILD)/libringctl.a
+
+$(FUZZ_BUILD)/%.o: %.c $(HDRS) $(SKELS)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_LIB): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(LIB_SRCS))
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ringctl without main(): a target includes main.c or brings its own
+$(FUZZ_CTL): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(filter-out \
+		user/ringctl/main.c,$(wildcard user/ringctl/*.c)))
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HDRS) \
+		$(wildcard user/ringctl/*.c) $(FUZZ_CTL) $(FUZZ_LIB)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CTL) \
+		$(FUZZ_LIB) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD)
+
+# ---- static analysis: cppcheck and scan-build over userspace ----------------
+ANALYZE_BUILD ?= build-analyze
+analyze:
+	$(Q)scripts/analyze.sh $(ANALYZE_BUILD)
 
 # The BPF flags, for tests that must see what the build sees.
 print-bpf-cflags:

@@ -9,6 +9,7 @@ pkgs=(
 	libcmocka-dev
 	libcurl4-openssl-dev libjson-c-dev
 	bird2 etcd-server curl
+	clang-tools cppcheck libclang-rt-14-dev # make analyze, make fuzz (libFuzzer)
 	iproute2 ethtool iputils-ping
 	python3
 	# man pages (groff -ww, man --warnings), completion, systemd-analyze

@@ -367,56 +367,62 @@ struct flow_in {
 	bool ack; /* TCP: an ACK of an open connection, not a SYN */
 };
 
+/* Headers are filled in aligned locals and copied: the IP header sits
+ * 14 bytes into the frame, where a struct iphdr pointer would be
+ * misaligned (UBSan, make SANITIZE=1). */
 static size_t build_pkt(__u8 *buf, const struct flow_in *f)
 {
-	struct ethhdr *eth = (void *)buf;
+	struct ethhdr eth = {0};
 	size_t l4 = f->proto == IPPROTO_TCP ? sizeof(struct tcphdr)
 					    : sizeof(struct udphdr);
-	size_t off = sizeof(*eth), payload = 16;
-	__u8 *p;
+	size_t off = sizeof(eth), payload = 16;
 
 	memset(buf, 0, 256);
-	memset(eth->h_dest, 0xee, ETH_ALEN);
-	memset(eth->h_source, 0x02, ETH_ALEN);
+	memset(eth.h_dest, 0xee, ETH_ALEN);
+	memset(eth.h_source, 0x02, ETH_ALEN);
 	if (f->family == 4) {
-		struct iphdr *ip = (void *)(buf + off);
+		struct iphdr ip = {0};
 
-		eth->h_proto = htons(ETH_P_IP);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = f->proto;
-		ip->tot_len = htons(sizeof(*ip) + l4 + payload);
-		ip->saddr = f->src[0];
-		ip->daddr = f->dst[0];
-		off += sizeof(*ip);
+		eth.h_proto = htons(ETH_P_IP);
+		ip.version = 4;
+		ip.ihl = 5;
+		ip.ttl = 64;
+		ip.protocol = f->proto;
+		ip.tot_len = htons(sizeof(ip) + l4 + payload);
+		ip.saddr = f->src[0];
+		ip.daddr = f->dst[0];
+		memcpy(buf + off, &ip, sizeof(ip));
+		off += sizeof(ip);
 	} else {
-		struct ipv6hdr *ip6 = (void *)(buf + off);
+		struct ipv6hdr ip6 = {0};
 
-		eth->h_proto = htons(ETH_P_IPV6);
-		ip6->version = 6;
-		ip6->hop_limit = 64;
-		ip6->nexthdr = f->proto;
-		ip6->payload_len = htons(l4 + payload);
-		memcpy(&ip6->saddr, f->src, 16);
-		memcpy(&ip6->daddr, f->dst, 16);
-		off += sizeof(*ip6);
+		eth.h_proto = htons(ETH_P_IPV6);
+		ip6.version = 6;
+		ip6.hop_limit = 64;
+		ip6.nexthdr = f->proto;
+		ip6.payload_len = htons(l4 + payload);
+		memcpy(&ip6.saddr, f->src, 16);
+		memcpy(&ip6.daddr, f->dst, 16);
+		memcpy(buf + off, &ip6, sizeof(ip6));
+		off += sizeof(ip6);
 	}
-	p = buf + off;
+	memcpy(buf, &eth, sizeof(eth));
 	if (f->proto == IPPROTO_TCP) {
-		struct tcphdr *th = (void *)p;
+		struct tcphdr th = {0};
 
-		th->source = htons(f->sport);
-		th->dest = htons(f->dport);
-		th->doff = 5;
-		th->syn = !f->ack;
-		th->ack = f->ack;
+		th.source = htons(f->sport);
+		th.dest = htons(f->dport);
+		th.doff = 5;
+		th.syn = !f->ack;
+		th.ack = f->ack;
+		memcpy(buf + off, &th, sizeof(th));
 	} else {
-		struct udphdr *uh = (void *)p;
+		struct udphdr uh = {0};
 
-		uh->source = htons(f->sport);
-		uh->dest = htons(f->dport);
-		uh->len = htons(l4 + payload);
+		uh.source = htons(f->sport);
+		uh.dest = htons(f->dport);
+		uh.len = htons(l4 + payload);
+		memcpy(buf + off, &uh, sizeof(uh));
 	}
 	return off + l4 + payload;
 }

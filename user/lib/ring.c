@@ -110,8 +110,13 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 
 	if (n_nodes)
 		memcpy(r.nodes, nodes, n_nodes * sizeof(*nodes));
-	for (i = 0; i < n_nodes; i++) /* no stray bytes past the NUL */
-		strncpy(r.nodes[i].name, nodes[i].name, RM_NAME_MAX);
+	for (i = 0; i < n_nodes; i++) { /* no stray bytes past the NUL */
+		/* rm_name_valid() above: shorter than RM_NAME_MAX */
+		size_t len = strlen(nodes[i].name);
+
+		memset(r.nodes[i].name, 0, RM_NAME_MAX);
+		memcpy(r.nodes[i].name, nodes[i].name, len);
+	}
 	qsort(r.nodes, n_nodes, sizeof(*r.nodes), spec_by_name);
 	err = -EEXIST;
 	for (i = 1; i < n_nodes; i++)
@@ -133,6 +138,51 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 fail:
 	rm_ring_free(&r);
 	return err;
+}
+
+static __u64 total_weight(const struct rm_node_spec *nodes, __u32 n_nodes)
+{
+	__u64 w = 0;
+
+	for (__u32 i = 0; i < n_nodes; i++)
+		w += nodes[i].weight;
+	return w;
+}
+
+__u32 rm_ring_max_vnodes(const struct rm_node_spec *nodes, __u32 n_nodes)
+{
+	__u64 w = total_weight(nodes, n_nodes), v;
+
+	if (!w)
+		return RM_MAX_VNODES;
+	v = RM_MAX_RING_ENTRIES / w;
+	return v > RM_MAX_VNODES ? RM_MAX_VNODES : (__u32)v;
+}
+
+void rm_ring_too_big(const struct rm_node_spec *nodes, __u32 n_nodes,
+		     __u32 vnodes, char *out, size_t len)
+{
+	__u64 w = total_weight(nodes, n_nodes);
+	__u32 fit = rm_ring_max_vnodes(nodes, n_nodes);
+
+	if (n_nodes > RM_MAX_NODES_PER_RING)
+		snprintf(out, len,
+			 "%u nodes, over the %u one ring holds (a build with "
+			 "EXTRA_DEFS=-DRM_MAX_NODES_PER_RING=N raises it)",
+			 n_nodes, (unsigned int)RM_MAX_NODES_PER_RING);
+	else if (fit)
+		snprintf(out, len,
+			 "total weight %llu x %u vnodes = %llu ring entries, "
+			 "over the limit of %u: use --vnodes %u or less (or "
+			 "lower the weights)",
+			 (unsigned long long)w, vnodes,
+			 (unsigned long long)w * vnodes, RM_MAX_RING_ENTRIES,
+			 fit);
+	else
+		snprintf(out, len,
+			 "total weight %llu is over the %u ring entries even "
+			 "at --vnodes 1: lower the weights",
+			 (unsigned long long)w, RM_MAX_RING_ENTRIES);
 }
 
 void rm_ring_free(struct rm_ring *r)

@@ -44,6 +44,14 @@ __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode);
 int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out);
 void rm_ring_free(struct rm_ring *r);
+/* The largest vnodes (<= RM_MAX_VNODES) at which these nodes fit in
+ * RM_MAX_RING_ENTRIES, 0 if none does. */
+__u32 rm_ring_max_vnodes(const struct rm_node_spec *nodes, __u32 n_nodes);
+/* Why rm_ring_build() returns -E2BIG for these nodes at vnodes, in words
+ * that name the fix: too many nodes for one ring, or too many entries
+ * (then the largest --vnodes that fits). */
+void rm_ring_too_big(const struct rm_node_spec *nodes, __u32 n_nodes,
+		     __u32 vnodes, char *out, size_t len);
 
 /* Exact keyspace owned by each node, in keys (sums to 2^32 when n > 0):
  * arcs[i] belongs to r->nodes[i]. */

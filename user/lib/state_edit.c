@@ -173,8 +173,8 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	static const __u8 zero[6];
 	const struct rm_node *b;
 	struct rm_node *n;
-	__u8 src[6];
-	__u32 ifindex;
+	__u8 src[6] = {0};
+	__u32 ifindex = 0;
 	int slot, i, err;
 
 	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)
@@ -299,6 +299,16 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 		n++;
 	}
 	err = rm_ring_build(&s->cfg.seed, specs, n, s->svc[svc].vnodes, r);
+	if (err == -E2BIG) {
+		char why[256];
+
+		rm_ring_too_big(specs, n, s->svc[svc].vnodes, why, sizeof(why));
+		free(specs);
+		return rm_state_fail(err,
+				     "service '%s': %s; a service's vnodes "
+				     "are set by service add --vnodes",
+				     s->svc[svc].name, why);
+	}
 	free(specs);
 	if (err)
 		return rm_state_fail(err, "service '%s': %s", s->svc[svc].name,

@@ -232,7 +232,7 @@ int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX])
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 		     struct rm_traffic *out)
 {
-	__u64 v[2];
+	__u64 v[2] = {0, 0}; /* percpu_sum() leaves it alone on ENOMEM */
 	int err = percpu_sum(st, map, idx, 2, v);
 
 	out->packets = v[0];

@@ -44,21 +44,23 @@ int rm_vip_slots_compute(int services_fd, struct rm_vip_slots *t)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-static int slots_read(int slots_fd, struct rm_vip_slots **out)
+/* The table as pinned (malloc'd), or NULL with *err set. */
+static struct rm_vip_slots *slots_read(int slots_fd, int *err)
 {
 	struct rm_vip_slots *cur = malloc(sizeof(*cur));
 	__u32 zero = 0;
 
-	if (!cur)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(slots_fd, &zero, cur)) {
-		int err = -errno;
-
-		free(cur);
-		return err;
+	*err = 0;
+	if (!cur) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	*out = cur;
-	return 0;
+	if (bpf_map_lookup_elem(slots_fd, &zero, cur)) {
+		*err = errno ? -errno : -EIO;
+		free(cur);
+		return NULL;
+	}
+	return cur;
 }
 
 static int slots_write(int slots_fd, const struct rm_vip_slots *t)
@@ -70,11 +72,11 @@ static int slots_write(int slots_fd, const struct rm_vip_slots *t)
 
 int rm_vip_slots_merge(int slots_fd, const struct rm_vip_slots *add)
 {
-	struct rm_vip_slots *cur;
 	bool changed = false;
-	int err = slots_read(slots_fd, &cur);
+	int err;
+	struct rm_vip_slots *cur = slots_read(slots_fd, &err);
 
-	if (err)
+	if (!cur)
 		return err;
 	for (__u32 i = 0; i < RM_VIP_SLOTS; i++) {
 		__u16 v = slot_join(cur->s[i], add->s[i]);
@@ -103,11 +105,11 @@ int rm_vip_slots_add(int slots_fd, const struct rm_svc_key *k, __u32 id)
 
 int rm_vip_slots_forget(int slots_fd, const __u8 *ids)
 {
-	struct rm_vip_slots *cur;
 	bool changed = false;
-	int err = slots_read(slots_fd, &cur);
+	int err;
+	struct rm_vip_slots *cur = slots_read(slots_fd, &err);
 
-	if (err)
+	if (!cur)
 		return err;
 	for (__u32 i = 0; i < RM_VIP_SLOTS; i++) {
 		__u16 v = cur->s[i];
@@ -133,8 +135,8 @@ int rm_vip_slots_sync(int slots_fd, int services_fd)
 		return -ENOMEM;
 	err = rm_vip_slots_compute(services_fd, t);
 	if (!err)
-		err = slots_read(slots_fd, &cur);
-	if (!err && memcmp(cur, t, sizeof(*t)))
+		cur = slots_read(slots_fd, &err);
+	if (cur && memcmp(cur, t, sizeof(*t)))
 		err = slots_write(slots_fd, t);
 	free(cur);
 	free(t);

@@ -31,6 +31,13 @@ static int build_from_list(struct ctl_opts *o, const char *opt,
 	if (o->seed.set)
 		rm_parse_seed(o->seed.text, &seed); /* checked by the table */
 	err = rm_ring_build(&seed, specs, n, o->vnodes.val, r);
+	if (err == -E2BIG) {
+		char why[256];
+
+		rm_ring_too_big(specs, n, o->vnodes.val, why, sizeof(why));
+		free(specs);
+		return ctl_usage_error("--%s: %s", opt, why);
+	}
 	free(specs);
 	if (err)
 		return ctl_usage_error("--%s '%s': %s", opt, list,
@@ -104,7 +111,7 @@ double plan_peak_to_mean(const struct rm_ring *r)
 
 int cmd_ring(struct ctl_opts *o)
 {
-	struct rm_ring r;
+	struct rm_ring r = {0};
 	__u64 *arcs;
 	int err;
 
@@ -235,7 +242,7 @@ int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,
 
 int cmd_diff(struct ctl_opts *o)
 {
-	struct rm_ring a, b;
+	struct rm_ring a = {0}, b = {0};
 	int err;
 
 	if (o->argc)
