@@ -217,7 +217,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HDRS) \
 		$(wildcard user/ringctl/*.c) $(FUZZ_CTL) $(FUZZ_LIB)
 	$(call msg,FUZZLD,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CTL) \
-		$(FUZZ_LIB) $(LDLIBS)
+		$(FUZZ_LIB) $(LDLIBS) $(ETCD_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
