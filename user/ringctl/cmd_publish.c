@@ -182,7 +182,9 @@ int cmd_publish(struct ctl_opts *o)
 		goto out;
 	}
 	expect = cur.mod_revision;
-	if (!err && cur.len == len && !memcmp(cur.value, doc, len)) {
+	/* an empty or missing value has no bytes to compare (and may be NULL) */
+	if (!err && cur.len == len &&
+	    (!len || (cur.value && !memcmp(cur.value, doc, len)))) {
 		report(o, o->dry_run ? "dry-run" : "unchanged", expect, expect);
 		rm_etcd_kv_free(&cur);
 		goto out;
