@@ -8,13 +8,7 @@
 # (services, nodes) are checked against a director in
 # tests/e2e/test_system.sh.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-cd "$top" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS: $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
 [ -x "$BUILD/ringctl" ] || { echo "FAIL: $BUILD/ringctl missing: run make"; echo "0 passed, 1 failed"; exit 1; }
 export PATH=$BUILD:$PATH
 

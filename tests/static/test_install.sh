@@ -12,14 +12,7 @@
 #   - `make uninstall` with the same variables removes exactly the files
 #     install wrote (the file lists match; no file is left).
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-cd "$top" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS: $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d /tmp/rm-install.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

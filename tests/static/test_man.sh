@@ -11,14 +11,7 @@
 #   - every ringctl/ringload command line of the README is among the
 #     pages' examples.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-cd "$top" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS: $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+. "$(dirname "$0")/lib.sh"
 for t in groff man; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing: run scripts/install-deps.sh"; echo "0 passed, 1 failed"; exit 1; }
 done

@@ -8,13 +8,7 @@
 # (restart keeps the program and the flows, a "reboot" restores the saved
 # file) is tests/e2e/test_system.sh.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-cd "$top" || exit 1
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS: $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
 command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze missing (package systemd): run scripts/install-deps.sh"; echo "0 passed, 1 failed"; exit 1; }
 
 tmp=$(mktemp -d /tmp/rm-systemd.XXXXXX)
