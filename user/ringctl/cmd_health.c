@@ -156,14 +156,9 @@ int svc_set_parse(struct ctl_opts *o, struct edit *e)
 	struct rm_check *w = &e->check;
 	int ret = 0;
 
-	if (o->argc != 1)
-		return ctl_usage_error("service set: expected one NAME, got %d "
-				       "words",
-				       o->argc);
-	ret = live_name("service", o->argv[0]);
+	ret = live_svc_arg(o, "service set", e->svc, sizeof(e->svc));
 	if (ret)
 		return ret;
-	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
 	if (o->check.set) {
 		w->type = (__u32)o->check.val;
 		e->check_mask |= CK_TYPE;

@@ -23,6 +23,20 @@ int live_name(const char *what, const char *name)
 	return 0;
 }
 
+int live_svc_arg(const struct ctl_opts *o, const char *cmd, char *out,
+		 size_t len)
+{
+	int ret;
+
+	if (o->argc != 1)
+		return ctl_usage_error("%s: expected one NAME, got %d words",
+				       cmd, o->argc);
+	ret = live_name("service", o->argv[0]);
+	if (!ret && out)
+		snprintf(out, len, "%s", o->argv[0]);
+	return ret;
+}
+
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 {
 	lv->old = malloc(sizeof(*lv->old));

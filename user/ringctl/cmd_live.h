@@ -67,6 +67,10 @@ int live_svc(struct live *lv, const char *name);
 int live_node(struct live *lv, __u32 svc, const char *name);
 /* checks on a name given on the command line */
 int live_name(const char *what, const char *name);
+/* The one NAME argument of a `service` subcommand, checked; copied to out
+ * (len bytes) unless out is NULL. */
+int live_svc_arg(const struct ctl_opts *o, const char *cmd, char *out,
+		 size_t len);
 /* "198.18.0.1 port 80/tcp 5tuple" style text of a service */
 void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len);
 /* The ring the kernel searches for svc, decoded (names from lv->old). */

@@ -23,11 +23,7 @@ int svc_add_parse(struct ctl_opts *o, struct edit *e)
 	struct rm_svc_meta *m = &e->meta;
 	int ret;
 
-	if (o->argc != 1)
-		return ctl_usage_error("service add: expected one NAME, got %d "
-				  "words",
-				  o->argc);
-	ret = live_name("service", o->argv[0]);
+	ret = live_svc_arg(o, "service add", NULL, 0);
 	if (ret)
 		return ret;
 	memcpy(m->key.vip, o->vip.addr, sizeof(m->key.vip));
@@ -57,14 +53,9 @@ int svc_del_parse(struct ctl_opts *o, struct edit *e)
 {
 	int ret;
 
-	if (o->argc != 1)
-		return ctl_usage_error("service del: expected one NAME, got %d "
-				  "words",
-				  o->argc);
-	ret = live_name("service", o->argv[0]);
+	ret = live_svc_arg(o, "service del", e->svc, sizeof(e->svc));
 	if (ret)
 		return ret;
-	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
 	e->apply = svc_del_apply;
 	return 0;
 }
