@@ -6,18 +6,19 @@
 #define RM_BPF_FORWARD_H
 
 #include "counters.h"
+#include "encap.h"
 #include "maps.h"
 
 /* L2 direct server return: the node owns the VIP on a loopback, so only
  * the MACs change; VLAN tags and the IP packet stay as they are. Every
  * path that returns XDP_DROP leaves the frame untouched.
  *
- * Only one method exists today. A per-node method (IP-in-IP, GUE, ...)
- * would switch here on a method field of struct rm_node, each case
- * rewriting the frame its way before the same TX/redirect choice. */
+ * Nodes reached by encapsulation (node->via) go through encap.h, which
+ * picks the way out from the routing table and counts its outcome. */
 static __always_inline int rm_forward(struct xdp_md *ctx,
 				      const struct rm_node *node, __u32 svc_id,
-				      __u32 node_id, int icmp)
+				      __u32 node_id, const struct rm_pkt *pkt,
+				      const struct rm_config *cfg)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -28,6 +29,23 @@ static __always_inline int rm_forward(struct xdp_md *ctx,
 
 	if ((void *)(eth + 1) > data_end)
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
+
+	if (node->via != RM_VIA_L2) {
+		switch (rm_encap(ctx, node, pkt, cfg)) {
+		case RM_ENC_TX:
+			action = XDP_TX;
+			counter = RM_CNT_FWD_TX;
+			goto done;
+		case RM_ENC_REDIRECT:
+			action = XDP_REDIRECT;
+			counter = RM_CNT_FWD_REDIRECT;
+			goto done;
+		case RM_ENC_ANSWER:
+			return XDP_TX;
+		default:
+			return XDP_DROP;
+		}
+	}
 
 	if (node->ifindex == ctx->ingress_ifindex) {
 		action = XDP_TX;
@@ -46,8 +64,9 @@ static __always_inline int rm_forward(struct xdp_md *ctx,
 	__builtin_memcpy(eth->h_dest, node->mac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, node->src_mac, ETH_ALEN);
 
+done:
 	rm_count(counter);
-	if (icmp)
+	if (pkt->icmp)
 		rm_count(RM_CNT_ICMP_FORWARDED);
 	rm_traffic_add(&rm_svc_stats, svc_id, bytes);
 	rm_traffic_add(&rm_node_stats, node_id, bytes);

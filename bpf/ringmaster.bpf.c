@@ -112,7 +112,7 @@ int rm_xdp(struct xdp_md *ctx)
 					 cfg->conn_insert_rate);
 	}
 
-	return rm_forward(ctx, node, svc_id, node_id, pkt.icmp);
+	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -252,6 +252,13 @@ struct rm_node {
 	__u32 ifindex;   /* host; egress interface */
 	__u32 state;     /* host; RM_NODE_* */
 	__u32 gen;       /* host; bumped on reuse and on down */
+	/* how the frame reaches the node (bpf/encap.h): RM_VIA_L2 uses the
+	 * MACs and ifindex above; the encapsulating methods use these and
+	 * find the next hop with bpf_fib_lookup */
+	__u8 via;	  /* RM_VIA_* */
+	__u8 addr_family; /* RM_FAMILY_V4/V6 of addr; encapsulation only */
+	__be16 gue_port;  /* be; RM_VIA_GUE destination port */
+	__be32 addr[4];	  /* be; node's address, the outer destination */
 	/* control plane only */
 	__u32 svc_id; /* host */
 	__u32 weight; /* host; 1..RM_MAX_WEIGHT */
@@ -264,6 +271,14 @@ struct rm_node {
 	__u32 pad;	    /* zero */
 	struct rm_node_health health;
 };
+enum rm_node_via {
+	RM_VIA_L2 = 0,	 /* MAC rewrite on the director's segment (DSR) */
+	RM_VIA_IPIP = 1, /* IP in IP: protocol 4 (inner v4) or 41 (inner v6) */
+	RM_VIA_GUE = 2,	 /* inner IP packet in UDP (GUE variant 1) */
+};
+#ifndef RM_GUE_PORT
+#define RM_GUE_PORT 6080 /* default GUE destination port, as Katran's */
+#endif
 enum rm_node_state {
 	RM_NODE_FREE = 0,
 	RM_NODE_ACTIVE = 1,
@@ -294,6 +309,11 @@ struct rm_config {
 	/* appended: the fields above keep their offsets */
 	__u32 conn_insert_rate; /* host; rm_conns writes/s/CPU; 0 = no limit */
 	__u32 pad;              /* zero */
+	/* outer source addresses of encapsulated packets (bpf/encap.h);
+	 * all zero: none, and nodes of that family get nothing */
+	__be32 encap_src4;    /* be */
+	__be32 encap_src6[4]; /* be */
+	__u32 pad2;           /* zero */
 };
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
 
@@ -355,7 +375,15 @@ struct rm_conn {
 	X(RM_CNT_CONN_MISS, "conn-miss")                                   \
 	X(RM_CNT_CONN_INSERT, "conn-insert")                               \
 	X(RM_CNT_CONN_STALE, "conn-stale")                                 \
-	X(RM_CNT_CONN_INSERT_LIMITED, "conn-insert-limited")
+	X(RM_CNT_CONN_INSERT_LIMITED, "conn-insert-limited")                \
+	X(RM_CNT_ENCAP_IPIP, "encap-ipip")                                 \
+	X(RM_CNT_ENCAP_GUE, "encap-gue")                                   \
+	X(RM_CNT_FIB_NO_NEIGH, "fib-no-neigh")                             \
+	X(RM_CNT_FIB_FAIL, "fib-fail")                                     \
+	X(RM_CNT_ENCAP_NO_SRC, "dropped-no-encap-src")                     \
+	X(RM_CNT_TOO_BIG_SENT, "icmp-too-big-sent")                        \
+	X(RM_CNT_TOO_BIG_LIMITED, "icmp-too-big-limited")                  \
+	X(RM_CNT_DROP_TOO_BIG, "dropped-too-big")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -373,6 +401,18 @@ struct rm_conn {
  * map itself refuses the write: bpf/conntrack.h). Evictions are not
  * counted: the first non-SYN packet of every flow misses, so the miss of
  * an evicted flow looks like any other. */
+
+/* Encapsulation (bpf/encap.h): an encapsulated packet bumps forwarded-tx
+ * or forwarded-redirect and one of encap-ipip, encap-gue. Its other
+ * outcomes are drops counted once each:
+ *   fib-no-neigh          the next hop's neighbour is not resolved (the
+ *                         control plane keeps it resolved: README)
+ *   fib-fail              no route, blackhole, forwarding disabled, ...
+ *   dropped-no-encap-src  no outer source configured for the family
+ *   dropped-too-big       too big for the path, IPv4 without DF
+ *   icmp-too-big-limited  too big, but this CPU's ICMP budget is spent
+ * except icmp-too-big-sent, which answers the client (XDP_TX) with
+ * fragmentation needed / packet too big. */
 
 #define RM_COUNTER_ENUM(id, name) id,
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };

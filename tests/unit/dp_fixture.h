@@ -434,6 +434,30 @@ static const char *const dp_counter_names[] = {
 #undef DP_NAME
 };
 
+/* Every counter must have risen by its bit of mask (C(id) = 1 << id):
+ * 0 if so, else 1 and a line on stderr per counter that did not. */
+static inline int dp_counters_rose(const char *what, size_t len,
+				   const __u64 *before, const __u64 *after,
+				   __u32 mask)
+{
+	int bad = 0, i;
+
+	for (i = 0; i < RM_CNT_MAX; i++) {
+		__u64 want = (mask >> i) & 1;
+
+		if (after[i] - before[i] != want) {
+			fprintf(stderr,
+				"%s (len %zu): counter %s rose by %llu, "
+				"want %llu\n",
+				what, len, dp_counter_names[i],
+				(unsigned long long)(after[i] - before[i]),
+				(unsigned long long)want);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
 static inline const char *dp_action_name(__u32 a)
 {
 	static const char *const n[] = {"ABORTED", "DROP", "PASS", "TX",

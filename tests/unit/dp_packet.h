@@ -249,6 +249,49 @@ static inline __u16 dp_csum(const __u8 *d, size_t n)
 	return ~s & 0xffff;
 }
 
+/* The outer header of an encapsulated packet as the director must write
+ * it (bpf/encap.h): IPv4 IHL 5, tos, ID 0, no DF, TTL 64, checksum; or
+ * IPv6 with traffic class tos, flow label 0, hop limit 64; then for GUE
+ * (port != 0) UDP from sport (network order) to port with checksum 0.
+ * Written at out; returns its length. */
+static inline size_t dp_outer(__u8 *out, int family, const char *src,
+			      const char *dst, __u8 proto, __u8 tos,
+			      size_t inner_len, __u16 sport_be, __u16 port)
+{
+	size_t n, udp = port ? 8 : 0;
+
+	if (family == 6) {
+		memset(out, 0, 40);
+		out[0] = 0x60 | tos >> 4;
+		out[1] = (tos & 0xf) << 4;
+		dp_put16(out + 4, udp + inner_len);
+		out[6] = port ? IPPROTO_UDP : proto;
+		out[7] = 64;
+		dp_addr(6, src, out + 8);
+		dp_addr(6, dst, out + 24);
+		n = 40;
+	} else {
+		memset(out, 0, 20);
+		out[0] = 0x45;
+		out[1] = tos;
+		dp_put16(out + 2, 20 + udp + inner_len);
+		out[8] = 64;
+		out[9] = port ? IPPROTO_UDP : proto;
+		dp_addr(4, src, out + 12);
+		dp_addr(4, dst, out + 16);
+		dp_put16(out + 10, dp_csum(out, 20));
+		n = 20;
+	}
+	if (port) {
+		memcpy(out + n, &sport_be, 2);
+		dp_put16(out + n + 2, port);
+		dp_put16(out + n + 4, 8 + inner_len);
+		dp_put16(out + n + 6, 0);
+		n += 8;
+	}
+	return n;
+}
+
 /* Set IP lengths: the outer packet ends at the frame end; a quoted one
  * claims 1000 bytes more than the quote, as real quotes are cut short. */
 static inline void dp_lengths(struct dp_pkt *p)

@@ -414,7 +414,10 @@ static void test_map_shape(void **state)
 	assert_int_equal(offsetof(struct rm_config, udp_timeout_s), 16);
 	assert_int_equal(offsetof(struct rm_config, flags), 20);
 	assert_int_equal(offsetof(struct rm_config, conn_insert_rate), 24);
-	assert_int_equal(sizeof(struct rm_config), 32);
+	/* appended by the encapsulation (bpf/encap.h) */
+	assert_int_equal(offsetof(struct rm_config, encap_src4), 32);
+	assert_int_equal(offsetof(struct rm_config, encap_src6), 36);
+	assert_int_equal(sizeof(struct rm_config), 56);
 	assert_int_equal(sizeof(struct rm_conn), 16);
 	assert_int_equal(sizeof(struct rm_conn_key4), 16);
 	NEED_BPF();

@@ -404,7 +404,7 @@ static int run_check(const char *what, const __u8 *data, size_t len,
 {
 	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
 	static struct dp_run r;
-	int bad = 0, i;
+	int bad = 0;
 
 	assert_int_equal(dp_conns_clear(fx), 0);
 	assert_int_equal(dp_counters(fx, before), 0);
@@ -432,18 +432,7 @@ static int run_check(const char *what, const __u8 *data, size_t len,
 			    what, len, r.out_len, got, want);
 		bad = 1;
 	}
-	for (i = 0; i < RM_CNT_MAX; i++) {
-		__u64 want = (e->counters >> i) & 1;
-
-		if (after[i] - before[i] != want) {
-			print_error("%s (len %zu): counter %s rose by %llu, "
-				    "want %llu\n",
-				    what, len, dp_counter_names[i],
-				    (unsigned long long)(after[i] - before[i]),
-				    (unsigned long long)want);
-			bad = 1;
-		}
-	}
+	bad |= dp_counters_rose(what, len, before, after, e->counters);
 	return bad;
 }
 

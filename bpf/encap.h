@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Forwarding to routed nodes: IPIP (IPv4/IPv6 in IPv4/IPv6) and GUE
+ * (variant 1: the inner IP packet right after a UDP header), with the
+ * next hop from the kernel's routing and neighbour tables through
+ * bpf_fib_lookup, and the path MTU answered to the client.
+ *
+ * Outer header, both methods:
+ *   IPv4  IHL 5, DSCP/ECN copied from the inner packet, ID 0, no DF (a
+ *         router past the director may fragment; the director itself
+ *         never sends more than its route's MTU, below), TTL 64, valid
+ *         header checksum
+ *   IPv6  traffic class copied, flow label 0, hop limit 64
+ *   source rm_config.encap_src4 / encap_src6; none set: dropped, counted
+ *   GUE   UDP source port from the flow (rm_encap.h), destination the
+ *         node's gue_port, checksum 0 over both families: the inner
+ *         packet carries its own checksums, and RFC 6935/6936 allow a
+ *         zero UDP checksum over IPv6 for tunnels whose receiver accepts
+ *         it (the project's decapsulator does; see the README for fou)
+ * Ethernet padding behind the inner packet is trimmed; VLAN tags of the
+ * received frame are not carried: the frame leaves by the route's
+ * interface with the route's MACs.
+ *
+ * Path MTU: bpf_fib_lookup checks the outer length against the route's
+ * MTU (device MTU, an `mtu` route metric, or a learned PMTU exception).
+ * Too big: IPv4 with DF and IPv6 answer the client with fragmentation
+ * needed / packet too big giving MTU minus the overhead, at most
+ * RM_TOOBIG_RATE a second per CPU; IPv4 without DF is dropped (clients
+ * that never set DF need an MSS clamp: README). An ICMP error that is
+ * itself too big is dropped, never answered.
+ */
+#ifndef RM_BPF_ENCAP_H
+#define RM_BPF_ENCAP_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include <ringmaster/rm_encap.h>
+
+#include "counters.h"
+#include "icmp_defs.h"
+#include "maps.h"
+#include "parse.h"
+
+#define RM_AF_INET 2 /* <sys/socket.h> values, which BPF cannot include */
+#define RM_AF_INET6 10
+#define RM_IP_DF 0x4000
+#define RM_ICMPV6_PKT_TOOBIG 2
+
+/* rm_encap's outcomes; every one is counted inside. */
+enum rm_enc {
+	RM_ENC_DROP = 0, /* dropped */
+	RM_ENC_TX,	 /* encapsulated, out of the ingress interface */
+	RM_ENC_REDIRECT, /* encapsulated, out of another (rm_tx_ports) */
+	RM_ENC_ANSWER,	 /* replaced by an ICMP error to the client: TX */
+};
+
+/* Per-CPU budget of generated ICMP errors: a fixed one-second window. */
+struct rm_icmp_budget {
+	__u64 window_ns;
+	__u64 sent;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rm_icmp_budget);
+} rm_icmp_budget SEC(".maps");
+
+static __always_inline int rm_icmp_allowed(void)
+{
+	struct rm_icmp_budget *b;
+	__u32 zero = 0;
+	__u64 now;
+
+	b = bpf_map_lookup_elem(&rm_icmp_budget, &zero);
+	if (!b)
+		return 0;
+	now = bpf_ktime_get_coarse_ns();
+	if (now - b->window_ns >= 1000000000ULL) {
+		b->window_ns = now;
+		b->sent = 0;
+	}
+	if (b->sent >= RM_TOOBIG_RATE)
+		return 0;
+	b->sent++;
+	return 1;
+}
+
+/* The received IP packet, as far as encapsulation needs it. The parser
+ * has already checked every length; this only finds them again. */
+struct rm_inner {
+	__u32 l3_off; /* IP header offset: Ethernet and VLAN tags before it */
+	__u32 ip_len; /* IP packet length, as its header says */
+	__u8 v6;
+	__u8 tos; /* DSCP/ECN: IPv4 TOS or IPv6 traffic class */
+	__u8 df;  /* IPv4 DF */
+	__u8 pad;
+};
+
+static __always_inline int rm_inner_get(struct xdp_md *ctx, struct rm_inner *in)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u32 off = sizeof(*eth);
+	__be16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > end)
+		return -1;
+	proto = eth->h_proto;
+	for (i = 0; i < RM_VLAN_MAX; i++) {
+		struct rm_vlan_hdr *vh = data + off;
+
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(vh + 1) > end)
+			return -1;
+		proto = vh->encap_proto;
+		off += sizeof(*vh);
+	}
+	in->l3_off = off;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = data + off;
+
+		if ((void *)(iph + 1) > end)
+			return -1;
+		in->v6 = 0;
+		in->ip_len = bpf_ntohs(iph->tot_len);
+		in->tos = iph->tos;
+		in->df = !!(iph->frag_off & bpf_htons(RM_IP_DF));
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = data + off;
+
+		if ((void *)(ip6h + 1) > end)
+			return -1;
+		in->v6 = 1;
+		in->ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
+		in->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
+		in->df = 0;
+	} else {
+		return -1;
+	}
+	if (off + in->ip_len > (__u64)(end - data))
+		return -1;
+	return 0;
+}
+
+/* Ones' complement sum folded to 16 bits. */
+static __always_inline __u16 rm_csum_fold(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return ~s & 0xffff;
+}
+
+static __always_inline __u16 rm_ip4_csum(const struct iphdr *h)
+{
+	const __u32 *w = (const __u32 *)h;
+
+	return rm_csum_fold((__u64)w[0] + w[1] + w[2] + w[3] + w[4]);
+}
+
+/* A header the director originates: no options, ID 0, no DF, TTL 64. */
+static __always_inline void rm_ip4_fill(struct iphdr *iph, __u8 tos,
+					__u32 tot_len, __u8 proto, __be32 saddr,
+					__be32 daddr)
+{
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tos = tos;
+	iph->tot_len = bpf_htons(tot_len);
+	iph->id = 0;
+	iph->frag_off = 0;
+	iph->ttl = RM_OUTER_TTL;
+	iph->protocol = proto;
+	iph->check = 0;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->check = rm_ip4_csum(iph);
+}
+
+static __always_inline int rm_enc_drop(__u32 counter)
+{
+	rm_count(counter);
+	return RM_ENC_DROP;
+}
+
+/* Replace the packet with an ICMP error to its sender saying the path
+ * takes at most mtu bytes: the received L2 header with the MACs swapped
+ * (VLAN tags kept: it goes back out where it came from), a new IP header
+ * from the VIP to the client, the ICMP header, and the first
+ * RM_TOOBIG_QUOTE bytes of the packet. */
+static __always_inline int rm_too_big(struct xdp_md *ctx,
+				      const struct rm_inner *in, __u32 mtu)
+{
+	__u32 ih = (in->v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		   sizeof(struct rm_icmphdr);
+	__u32 l3 = in->l3_off, q = RM_TOOBIG_QUOTE;
+	void *data, *end;
+	struct rm_icmphdr *icmp;
+	__u8 *l2, *old;
+	__u64 sum;
+
+	if (in->ip_len < q)
+		return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+	if (!rm_icmp_allowed())
+		return rm_enc_drop(RM_CNT_TOO_BIG_LIMITED);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (bpf_xdp_adjust_tail(ctx, (int)(l3 + q) - (int)(end - data)) ||
+	    bpf_xdp_adjust_head(ctx, -(int)ih))
+		return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	l2 = data;
+	old = data + ih;
+	/* the old L2 header: 14 bytes and up to two 4-byte tags */
+	if ((void *)(old + ETH_HLEN + 2 * 4) > end)
+		return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+	__builtin_memcpy(l2, old + ETH_ALEN, ETH_ALEN);
+	__builtin_memcpy(l2 + ETH_ALEN, old, ETH_ALEN);
+	__builtin_memcpy(l2 + 12, old + 12, 2);
+	if (l3 > ETH_HLEN)
+		__builtin_memcpy(l2 + 14, old + 14, 4);
+	if (l3 > ETH_HLEN + 4)
+		__builtin_memcpy(l2 + 18, old + 18, 4);
+	if (l3 > ETH_HLEN + 8)
+		return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+
+	if (in->v6) {
+		struct ipv6hdr *ip6h = data + l3;
+		const struct ipv6hdr *o6 = data + l3 + ih;
+		struct {
+			struct in6_addr src, dst;
+			__be32 len, nh;
+		} ph;
+
+		if ((void *)o6 + q > end || (void *)(ip6h + 1) > end)
+			return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+		*(__be32 *)ip6h = bpf_htonl(0x60000000);
+		ip6h->payload_len = bpf_htons(sizeof(*icmp) + q);
+		ip6h->nexthdr = IPPROTO_ICMPV6;
+		ip6h->hop_limit = RM_OUTER_TTL;
+		ip6h->saddr = o6->daddr;
+		ip6h->daddr = o6->saddr;
+		ph.src = ip6h->saddr;
+		ph.dst = ip6h->daddr;
+		ph.len = bpf_htonl(sizeof(*icmp) + q);
+		ph.nh = bpf_htonl(IPPROTO_ICMPV6);
+		icmp = (void *)(ip6h + 1);
+		icmp->type = RM_ICMPV6_PKT_TOOBIG;
+		icmp->code = 0;
+		icmp->checksum = 0;
+		icmp->un.rest = bpf_htonl(mtu);
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
+	} else {
+		struct iphdr *iph = data + l3;
+		const struct iphdr *o4 = data + l3 + ih;
+
+		if ((void *)o4 + q > end || (void *)(iph + 1) > end)
+			return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+		rm_ip4_fill(iph, 0, ih + q, IPPROTO_ICMP, o4->daddr, o4->saddr);
+		icmp = (void *)(iph + 1);
+		icmp->type = RM_ICMP_DEST_UNREACH;
+		icmp->code = RM_ICMP_FRAG_NEEDED;
+		icmp->checksum = 0;
+		icmp->un.frag.unused = 0;
+		icmp->un.frag.mtu = bpf_htons(mtu);
+		sum = 0;
+	}
+	if ((void *)icmp + sizeof(*icmp) + q > end)
+		return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)icmp, sizeof(*icmp) + q, sum);
+	icmp->checksum = rm_csum_fold(sum);
+	rm_count(RM_CNT_TOO_BIG_SENT);
+	return RM_ENC_ANSWER;
+}
+
+/* Encapsulate the packet for node and pick its way out; counts the
+ * outcome. A global function: the verifier checks it once, not once per
+ * path of the caller (parse.h). */
+__noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
+			const struct rm_pkt *pkt, const struct rm_config *cfg)
+{
+	struct bpf_fib_lookup fib = {};
+	struct rm_inner in = {};
+	__u32 hlen, frame, want, out, in_if;
+	void *data, *end;
+	__be16 sport = 0;
+	struct ethhdr *eth;
+	int v6out, gue, rc;
+	__u8 proto;
+
+	if (!ctx || !node || !pkt || !cfg)
+		return RM_ENC_DROP;
+	/* read once: the verifier refuses a spilled pointer into ctx */
+	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
+	if (rm_inner_get(ctx, &in))
+		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+	v6out = node->addr_family == RM_FAMILY_V6;
+	gue = node->via == RM_VIA_GUE;
+	hlen = rm_encap_overhead(node->via, node->addr_family);
+	proto = gue ? IPPROTO_UDP : in.v6 ? RM_PROTO_IPV6 : RM_PROTO_IPIP;
+	if (gue)
+		sport = rm_gue_sport(&pkt->flow);
+
+	fib.ifindex = in_if;
+	fib.l4_protocol = proto;
+	fib.sport = sport;
+	fib.dport = gue ? node->gue_port : 0;
+	fib.tot_len = in.ip_len + hlen;
+	if (v6out) {
+		if (!(cfg->encap_src6[0] | cfg->encap_src6[1] |
+		      cfg->encap_src6[2] | cfg->encap_src6[3]))
+			return rm_enc_drop(RM_CNT_ENCAP_NO_SRC);
+		fib.family = RM_AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, cfg->encap_src6, 16);
+		__builtin_memcpy(fib.ipv6_dst, node->addr, 16);
+	} else {
+		if (!cfg->encap_src4)
+			return rm_enc_drop(RM_CNT_ENCAP_NO_SRC);
+		fib.family = RM_AF_INET;
+		fib.tos = in.tos;
+		fib.ipv4_src = cfg->encap_src4;
+		fib.ipv4_dst = node->addr[0];
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		return rm_enc_drop(RM_CNT_FIB_NO_NEIGH);
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {
+		/* an error is never answered with another; nor a packet
+		 * whose sender cannot lower its size */
+		if (pkt->icmp || (!in.v6 && !in.df) || fib.mtu_result <= hlen)
+			return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
+		return rm_too_big(ctx, &in, fib.mtu_result - hlen);
+	}
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return rm_enc_drop(RM_CNT_FIB_FAIL);
+
+	if (fib.ifindex == in_if) {
+		out = RM_ENC_TX;
+	} else {
+		if (bpf_redirect_map(&rm_tx_ports, fib.ifindex, XDP_DROP) !=
+		    XDP_REDIRECT)
+			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+		out = RM_ENC_REDIRECT;
+	}
+
+	/* trim Ethernet padding, then make room: the new Ethernet and
+	 * outer headers end where the inner IP packet starts */
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	frame = end - data;
+	want = in.l3_off + in.ip_len;
+	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
+		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+	if (bpf_xdp_adjust_head(ctx, (int)in.l3_off - (int)(ETH_HLEN + hlen)))
+		return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > end)
+		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+
+	if (v6out) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		if ((void *)(ip6h + 1) > end)
+			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+		eth->h_proto = bpf_htons(ETH_P_IPV6);
+		*(__be32 *)ip6h = bpf_htonl(0x60000000 | (__u32)in.tos << 20);
+		ip6h->payload_len = bpf_htons(hlen - RM_OUTER6_LEN + in.ip_len);
+		ip6h->nexthdr = proto;
+		ip6h->hop_limit = RM_OUTER_TTL;
+		__builtin_memcpy(&ip6h->saddr, cfg->encap_src6, 16);
+		__builtin_memcpy(&ip6h->daddr, node->addr, 16);
+	} else {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		if ((void *)(iph + 1) > end)
+			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+		eth->h_proto = bpf_htons(ETH_P_IP);
+		rm_ip4_fill(iph, in.tos, hlen + in.ip_len, proto,
+			    cfg->encap_src4, node->addr[0]);
+	}
+	if (gue) {
+		struct udphdr *uh = data + ETH_HLEN + hlen - RM_GUE_UDP_LEN;
+
+		if ((void *)(uh + 1) > end)
+			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+		uh->source = sport;
+		uh->dest = node->gue_port;
+		uh->len = bpf_htons(RM_GUE_UDP_LEN + in.ip_len);
+		uh->check = 0;
+	}
+	rm_count(gue ? RM_CNT_ENCAP_GUE : RM_CNT_ENCAP_IPIP);
+	return out;
+}
+
+#endif /* RM_BPF_ENCAP_H */
