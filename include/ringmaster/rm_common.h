@@ -252,23 +252,22 @@ struct rm_node {
 	__u32 ifindex;   /* host; egress interface */
 	__u32 state;     /* host; RM_NODE_* */
 	__u32 gen;       /* host; bumped on reuse and on down */
-	/* how the frame reaches the node (bpf/encap.h): RM_VIA_L2 uses the
-	 * MACs and ifindex above; the encapsulating methods use these and
-	 * find the next hop with bpf_fib_lookup */
-	__u8 via;	  /* RM_VIA_* */
-	__u8 addr_family; /* RM_FAMILY_V4/V6 of addr; encapsulation only */
-	__be16 gue_port;  /* be; RM_VIA_GUE destination port */
-	__be32 addr[4];	  /* be; node's address, the outer destination */
 	/* control plane only */
 	__u32 svc_id; /* host */
 	__u32 weight; /* host; 1..RM_MAX_WEIGHT */
 	char name[RM_NAME_MAX];
 	char dev[RM_IFNAME_MAX];
-	/* appended, control plane only: the fields above keep their offsets */
-	__be32 addr[4];	    /* be; the node's own address (health checks,
-			     * encapsulation); IPv4 in addr[0], rest zero */
+	/* appended: the fields above keep their offsets */
+	__be32 addr[4];	    /* be; the node's own address: where health
+			     * checks go and, for the encapsulating methods,
+			     * the outer destination; IPv4 in addr[0] */
 	__u32 addr_family;  /* host; 0 = none, RM_FAMILY_V4 / RM_FAMILY_V6 */
-	__u32 pad;	    /* zero */
+	/* how the frame reaches the node (bpf/encap.h): RM_VIA_L2 uses the
+	 * MACs and ifindex above; the encapsulating methods use addr and
+	 * find the next hop with bpf_fib_lookup */
+	__u8 via;	    /* RM_VIA_* */
+	__u8 pad;	    /* zero */
+	__be16 gue_port;    /* be; RM_VIA_GUE destination port */
 	struct rm_node_health health;
 };
 enum rm_node_via {

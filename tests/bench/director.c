@@ -49,7 +49,9 @@ bool dir_counter_is_outcome(int id)
 {
 	const char *n = dir_counter_name(id);
 
-	return id != RM_CNT_ICMP_FORWARDED && strncmp(n, "conn-", 5) != 0;
+	/* conn-* count table events, encap-* come with forwarded-* */
+	return id != RM_CNT_ICMP_FORWARDED && strncmp(n, "conn-", 5) != 0 &&
+	       strncmp(n, "encap-", 6) != 0;
 }
 
 int dir_open(struct director *d)

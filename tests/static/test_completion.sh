@@ -42,15 +42,18 @@ expect "node" ringctl no
 expect "add del set" ringctl node ""
 expect "add del list set" ringctl service ""
 expect "save seed service show stats" ringctl s
-expect "--addr --dev --dry-run --help --json --mac --pin-dir --verbose --weight" ringctl node add web a --
+expect "--addr --dev --dry-run --gue-port --help --json --mac --pin-dir --verbose --via --weight" ringctl node add web a --
+expect "gue ipip l2" ringctl node add web a --via ""
 expect "--dev --dry-run" ringctl node add web a --d
 expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,b --
-expect "--active --addr --down --drain --dry-run --help --json --pin-dir --verbose --weight" ringctl node set web a --
+expect "--active --addr --dev --down --drain --dry-run --gue-port --help --json --mac --pin-dir --verbose --via --weight" ringctl node set web a --
 expect "tcp udp" ringctl service add x --vip 198.18.0.1 --proto ""
 expect "3tuple 5tuple" ringctl --pin-dir /tmp service add x --hash ""
 expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
-expect "attach detach purge status" ringload ""
+expect "attach decap detach neighd purge status" ringload ""
+expect "attach detach status" ringload decap ""
+expect "--allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
 expect "$ifaces" ringload attach ""
 expect "auto generic native skb" ringload attach lo --mode ""
 expect "--conn-table --help --mode --pin-dir --reuse --verbose" ringload attach lo --

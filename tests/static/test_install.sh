@@ -26,8 +26,10 @@ done
 
 d=$tmp/stage
 check "make install DESTDIR" mk install DESTDIR="$d" >/dev/null
-want="usr/local/lib/systemd/system/ringhealth.service
+want="usr/local/lib/systemd/system/ringdecap@.service
+usr/local/lib/systemd/system/ringhealth.service
 usr/local/lib/systemd/system/ringmaster@.service
+usr/local/lib/systemd/system/ringneighd.service
 usr/local/lib/systemd/system/ringsync.service
 usr/local/sbin/ringctl
 usr/local/sbin/ringhealth

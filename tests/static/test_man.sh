@@ -45,7 +45,7 @@ for prog in ringctl ringload; do
 	for c in "${cmds[@]}"; do
 		grep -q -- "^$c\b" "$tmp/$prog.sq" || missing+=("command '$c'")
 		# shellcheck disable=SC2086 # the command's words
-		for o in $("$bin" $c --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		for o in $("$bin" $c --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
 			nopt=$((nopt + 1))
 			grep -q -- "$o\b" "$tmp/$prog.sq" || missing+=("$c $o")
 		done

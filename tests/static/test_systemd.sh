@@ -69,5 +69,24 @@ if grep -q "^ExecStart=$tmp/sbin/ringhealth --pin-dir /sys/fs/bpf/ringmaster$" "
 else
 	fail "ringhealth.service ExecStart or binary not as installed"
 fi
+# Routed nodes: the director's next-hop keeper and the node's decapsulator.
+printf 'DECAP_ALLOW_SRC=198.18.0.1/32,2001:db8::1/128\n' >"$tmp/etc/decap.env"
+for u in ringneighd.service ringdecap@eth1.service; do
+	if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
+		"$tmp/lib/systemd/system/$u" >"$tmp/out" 2>&1 && ! [ -s "$tmp/out" ]; then
+		pass "systemd-analyze verify $u: no message"
+	else
+		fail "systemd-analyze verify $u:"
+		cat "$tmp/out"
+	fi
+done
+if grep -q "^ExecStart=$tmp/sbin/ringload neighd --pin-dir /sys/fs/bpf/ringmaster$" \
+	"$tmp/lib/systemd/system/ringneighd.service" &&
+	grep -q "^ExecStart=$tmp/sbin/ringload decap attach %I --allow-src \${DECAP_ALLOW_SRC}" \
+		"$tmp/lib/systemd/system/ringdecap@.service"; then
+	pass "ringneighd and ringdecap@ run the installed ringload"
+else
+	fail "ringneighd/ringdecap@ ExecStart not as installed"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

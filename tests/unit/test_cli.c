@@ -1061,6 +1061,29 @@ static void test_restore_lines(void **state)
 		       "--vip 198.18.0.1\n",
 		       2, "--vip does not apply to node add");
 	expect_restore("ring --nodes a\n", 2, "'ring' does not belong");
+	/* routed nodes: each method with the options it takes, only those */
+	expect_restore("node add web a --via ipip --dev d0\n", 2,
+		       "--via ipip needs --addr NODE_IP");
+	expect_restore("node add web a --via gue --addr 198.18.0.9 --mac "
+		       "02:00:00:00:00:01\n",
+		       2, "--mac goes with --via l2");
+	expect_restore("node add web a --mac 02:00:00:00:00:01 --dev d0 "
+		       "--gue-port 7000\n",
+		       2, "--gue-port goes with --via gue");
+	expect_restore("node add web a --via ipip --addr 198.18.0.9 "
+		       "--gue-port 7000\n",
+		       2, "--gue-port goes with --via gue");
+	expect_restore("node add web a --via gre --addr 198.18.0.9\n", 2,
+		       "--via 'gre'");
+	expect_restore("node add web a --via gue --addr 198.18.0.9 "
+		       "--gue-port 0\n",
+		       2, "--gue-port '0'");
+	expect_restore("node set web a --mac 02:00:00:00:00:01\n", 2,
+		       "give --via too");
+	expect_restore("config --encap-src4 2001:db8::1\n", 2,
+		       "--encap-src4 '2001:db8::1': expected an IPv4 address");
+	expect_restore("config --encap-src6 198.18.0.1\n", 2,
+		       "--encap-src6 '198.18.0.1': expected an IPv6 address");
 	expect_restore("config --udp-timeout 0\n", 2, "--udp-timeout '0'");
 	/* well-formed: then the missing director is the failure */
 	expect_restore("seed --set 000102030405060708090a0b0c0d0e0f\n"

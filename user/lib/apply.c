@@ -18,7 +18,9 @@
 static bool node_same(const struct rm_node *a, const struct rm_node *b)
 {
 	return a->state == b->state && a->weight == b->weight &&
-	       a->ifindex == b->ifindex && !memcmp(a->mac, b->mac, 6) &&
+	       rm_node_same_target(a, b) &&
+	       a->addr_family == b->addr_family &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr)) &&
 	       !strncmp(a->dev, b->dev, RM_IFNAME_MAX);
 }
 

@@ -173,6 +173,29 @@ void rm_snap_svc_del(struct rm_snap *s, __u32 svc);
 int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 		     const char *name, const __u8 mac[6], const char *dev,
 		     __u32 weight);
+/* A node reached by encapsulation (bpf/encap.h). */
+struct rm_via {
+	__u8 via;	/* RM_VIA_IPIP / RM_VIA_GUE */
+	__u8 family;	/* RM_FAMILY_V4/V6 of addr */
+	__u16 gue_port; /* host order; RM_VIA_GUE only */
+	__be32 addr[4]; /* be; the node's address, the outer destination */
+};
+/* Adds an ACTIVE node reached by v. dev (NULL or "": none) names the
+ * interface its packets leave by; without one it is the interface of the
+ * kernel's route to the address now. Either goes into rm_tx_ports (the
+ * data plane follows the route per packet; a route that moves to another
+ * interface needs that one in rm_tx_ports too: ringload neighd adds it).
+ * Slots and gens as rm_snap_node_add, the same address and method
+ * keeping the gen. */
+int rm_snap_node_add_encap(struct rm_snap *s, const struct rm_snap *base,
+			   __u32 svc, const char *name, const struct rm_via *v,
+			   const char *dev, __u32 weight);
+/* Whether a and b send a flow's packets to the same place (method, MAC,
+ * interface, and for the encapsulating methods address and port): an
+ * entry remembering (slot, gen) may keep reaching such a node. */
+bool rm_node_same_target(const struct rm_node *a, const struct rm_node *b);
+/* "l2", "ipip", "gue" (and "?" for anything else). */
+const char *rm_via_name(__u8 via);
 /* Frees the slot but keeps its gen: whoever takes the slot next gets
  * gen + 1, so entries remembering the old node never reach the new one.
  * rm_state_commit() writes the freed record only after the rings no
@@ -220,6 +243,10 @@ int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p);
 void rm_plan_free(struct rm_plan *p);
+/* Put ifindex into rm_tx_ports (if it is not there): an interface an
+ * encapsulated node's route leaves by (ringload neighd). A commit drops
+ * ports no node record names; neighd puts them back on its next round. */
+int rm_state_tx_port_add(struct rm_state *st, __u32 ifindex);
 /* Build, apply, and on a failure after the first write restore old.
  * Call with the exclusive lock held and old read under it. flags: 0, or
  * RM_APPLY_ALL to rewrite everything (restore: heals any drift). */

@@ -203,6 +203,11 @@ static int tx_port_add(struct rm_state *st, __u32 ifindex)
 	return 0;
 }
 
+int rm_state_tx_port_add(struct rm_state *st, __u32 ifindex)
+{
+	return tx_port_add(st, ifindex);
+}
+
 static bool ifindex_used(const struct rm_snap *s, __u32 ifindex)
 {
 	for (int i = 0; i < RM_MAX_NODES; i++)

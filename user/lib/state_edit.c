@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "state.h"
+#include "netlink.h"
 #include "state_int.h"
 #include "util.h"
 
@@ -166,16 +167,13 @@ int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6])
 	return err;
 }
 
-int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
-		     const char *name, const __u8 mac[6], const char *dev,
-		     __u32 weight)
+/* Checks every node shares, then a slot: the one base gave the same
+ * node (restore), else one free before and after, never one this change
+ * frees (the data plane may still be looking at it). */
+static int node_slot(const struct rm_snap *s, const struct rm_snap *base,
+		     __u32 svc, const char *name, __u32 weight)
 {
-	static const __u8 zero[6];
-	const struct rm_node *b;
-	struct rm_node *n;
-	__u8 src[6] = {0};
-	__u32 ifindex = 0;
-	int slot, i, err;
+	int slot, i;
 
 	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)
 		return rm_state_fail(-ENOENT, "no such service id %u", svc);
@@ -187,25 +185,14 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 	if (weight < 1 || weight > RM_MAX_WEIGHT)
 		return rm_state_fail(-ERANGE, "weight %u out of range 1-%u", weight,
 			    RM_MAX_WEIGHT);
-	if (!memcmp(mac, zero, 6) || (mac[0] & 1))
-		return rm_state_fail(-EINVAL,
-			    "MAC of node '%s' must be a unicast "
-			    "address",
-			    name);
 	if (rm_snap_find_node(s, svc, name) >= 0)
 		return rm_state_fail(-EEXIST,
 			    "node '%s' already exists in service "
 			    "'%s'",
 			    name, s->svc[svc].name);
-	err = rm_dev_info(dev, &ifindex, src);
-	if (err)
-		return err;
-	/* the same node as before keeps its slot (restore) */
 	slot = rm_snap_find_node(base, svc, name);
 	if (slot >= 0 && s->node[slot].state != RM_NODE_FREE)
 		slot = -1;
-	/* otherwise a slot free before and after, never one this change
-	 * frees: the data plane may still be looking at that one */
 	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
 		if (s->node[i].state == RM_NODE_FREE &&
 		    base->node[i].state == RM_NODE_FREE)
@@ -215,31 +202,154 @@ int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
 			    "no free node slot (limit %d): delete a "
 			    "node first",
 			    RM_MAX_NODES);
-	n = &s->node[slot];
-	b = &base->node[slot];
-	/* entries remembering (slot, gen) keep reaching the slot only if it
-	 * is still the very same node: same name, MAC and interface */
-	if (b->state != RM_NODE_FREE && !memcmp(b->mac, mac, 6) &&
-	    b->ifindex == ifindex) {
+	return slot;
+}
+
+bool rm_node_same_target(const struct rm_node *a, const struct rm_node *b)
+{
+	if (a->via != b->via || a->ifindex != b->ifindex)
+		return false;
+	if (a->via == RM_VIA_L2)
+		return !memcmp(a->mac, b->mac, 6);
+	return a->addr_family == b->addr_family &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr)) &&
+	       a->gue_port == b->gue_port;
+}
+
+/* Fill slot with the node `how` describes: entries remembering (slot,
+ * gen) keep reaching it only if base held the very same node there;
+ * any other new owner gets a new gen. */
+static void node_fill(struct rm_snap *s, const struct rm_snap *base,
+		      int slot, __u32 svc, const char *name, __u32 weight,
+		      const struct rm_node *how)
+{
+	struct rm_node *n = &s->node[slot];
+	const struct rm_node *b = &base->node[slot];
+	__u32 gen = n->gen > b->gen ? n->gen : b->gen;
+
+	*n = *how;
+	if (b->state != RM_NODE_FREE && rm_node_same_target(b, how)) {
 		n->gen = b->gen;
 		/* and its health: a restore does not put a failing node
 		 * back in the ring behind the checker's back */
 		if (b->svc_id == svc && !strncmp(b->name, name, RM_NAME_MAX)) {
 			n->health = b->health;
-			memcpy(n->addr, b->addr, sizeof(n->addr));
-			n->addr_family = b->addr_family;
+			if (how->via == RM_VIA_L2) {
+				memcpy(n->addr, b->addr, sizeof(n->addr));
+				n->addr_family = b->addr_family;
+			}
 		}
-	} else
-		n->gen = (n->gen > b->gen ? n->gen : b->gen) + 1;
-	memcpy(n->mac, mac, 6);
-	memcpy(n->src_mac, src, 6);
-	n->ifindex = ifindex;
+	} else {
+		n->gen = gen + 1;
+	}
 	n->state = RM_NODE_ACTIVE;
 	n->svc_id = svc;
 	n->weight = weight;
 	rm_name_copy(n->name, name, sizeof(n->name));
-	rm_name_copy(n->dev, dev, sizeof(n->dev));
+}
+
+int rm_snap_node_add(struct rm_snap *s, const struct rm_snap *base, __u32 svc,
+		     const char *name, const __u8 mac[6], const char *dev,
+		     __u32 weight)
+{
+	static const __u8 zero[6];
+	struct rm_node how = {.via = RM_VIA_L2};
+	int slot, err;
+
+	slot = node_slot(s, base, svc, name, weight);
+	if (slot < 0)
+		return slot;
+	if (!memcmp(mac, zero, 6) || (mac[0] & 1))
+		return rm_state_fail(-EINVAL,
+			    "MAC of node '%s' must be a unicast "
+			    "address",
+			    name);
+	err = rm_dev_info(dev, &how.ifindex, how.src_mac);
+	if (err)
+		return err;
+	memcpy(how.mac, mac, 6);
+	rm_name_copy(how.dev, dev, sizeof(how.dev));
+	node_fill(s, base, slot, svc, name, weight, &how);
 	return slot;
+}
+
+/* The egress interface of an encapsulated node into how: dev if given,
+ * else the interface of the kernel's route to the node now. */
+static int encap_dev(const char *name, const char *dev, struct rm_node *how)
+{
+	char ifname[IF_NAMESIZE], a[64];
+	struct rm_nexthop nh;
+	int err;
+
+	if (dev && *dev) {
+		if (strlen(dev) >= RM_IFNAME_MAX)
+			return rm_state_fail(-EINVAL, "interface name '%s' is invalid", dev);
+		how->ifindex = if_nametoindex(dev);
+		if (!how->ifindex)
+			return rm_state_fail(-ENODEV,
+				    "interface '%s' not found (`ip link` "
+				    "lists them)",
+				    dev);
+		rm_name_copy(how->dev, dev, sizeof(how->dev));
+		return 0;
+	}
+	err = rm_route_get((__u8)how->addr_family, how->addr, &nh);
+	rm_format_addr(how->addr, (__u8)how->addr_family, a, sizeof(a));
+	if (err)
+		return rm_state_fail(err,
+			    "node '%s': no route to %s (%s): add one, or "
+			    "name the egress with --dev",
+			    name, a, strerror(-err));
+	if (!if_indextoname(nh.ifindex, ifname))
+		return rm_state_fail(-errno, "node '%s': route to %s leaves "
+			    "by ifindex %u, which has no name", name, a,
+			    nh.ifindex);
+	how->ifindex = nh.ifindex;
+	rm_name_copy(how->dev, ifname, sizeof(how->dev));
+	return 0;
+}
+
+int rm_snap_node_add_encap(struct rm_snap *s, const struct rm_snap *base,
+			   __u32 svc, const char *name, const struct rm_via *v,
+			   const char *dev, __u32 weight)
+{
+	struct rm_node how = {0};
+	int slot, err;
+
+	slot = node_slot(s, base, svc, name, weight);
+	if (slot < 0)
+		return slot;
+	if (v->via != RM_VIA_IPIP && v->via != RM_VIA_GUE)
+		return rm_state_fail(-EINVAL, "node '%s': unknown method %u", name,
+			    v->via);
+	if (v->family != RM_FAMILY_V4 && v->family != RM_FAMILY_V6)
+		return rm_state_fail(-EINVAL, "node '%s': --via %s needs --addr",
+			    name, rm_via_name(v->via));
+	if (v->via == RM_VIA_GUE && !v->gue_port)
+		return rm_state_fail(-EINVAL, "node '%s': GUE port 0", name);
+	how.via = v->via;
+	how.addr_family = v->family;
+	how.gue_port = v->via == RM_VIA_GUE ? htons(v->gue_port) : 0;
+	memcpy(how.addr, v->addr, sizeof(how.addr));
+	err = encap_dev(name, dev, &how);
+	if (err)
+		return err;
+	node_fill(s, base, slot, svc, name, weight, &how);
+	return slot;
+}
+
+const char *rm_via_name(__u8 via)
+{
+	switch (via) {
+	case RM_VIA_L2:
+		return "l2";
+	case RM_VIA_IPIP:
+		return "ipip";
+	case RM_VIA_GUE:
+		return "gue";
+	default:
+		return "?";
+	}
 }
 
 void rm_snap_node_health(struct rm_snap *s, __u32 slot,

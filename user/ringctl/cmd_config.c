@@ -15,6 +15,10 @@ static int conf_apply(struct edit *e, struct live *lv)
 		c->udp_timeout_s = e->udp_timeout;
 	if (e->insert_rate_set)
 		c->conn_insert_rate = e->insert_rate;
+	if (e->encap_src4_set)
+		c->encap_src4 = e->encap_src4;
+	if (e->encap_src6_set)
+		memcpy(c->encap_src6, e->encap_src6, sizeof(c->encap_src6));
 	snprintf(e->done, sizeof(e->done),
 		 "UDP idle timeout %u s, connection-table inserts %u/s per "
 		 "CPU%s",
@@ -23,14 +27,67 @@ static int conf_apply(struct edit *e, struct live *lv)
 	return 0;
 }
 
+/* The outer source of one family: "none" clears it. */
+static int encap_src_parse(const char *arg, __u8 family, __be32 addr[4])
+{
+	char fam = family == RM_FAMILY_V6 ? '6' : '4';
+	__u8 got;
+
+	memset(addr, 0, 16);
+	if (!strcmp(arg, "none"))
+		return 0;
+	if (rm_parse_addr(arg, addr, &got) || got != family)
+		return ctl_usage_error("config: --encap-src%c '%s': expected an "
+				       "IPv%c address of this director, or none",
+				       fam, arg, fam);
+	return 0;
+}
+
+void encap_src_text(const struct rm_config *c, __u8 family, char *out,
+		    size_t len)
+{
+	__be32 a[4] = {c->encap_src4};
+
+	if (family == RM_FAMILY_V6)
+		memcpy(a, c->encap_src6, sizeof(a));
+	if (!(a[0] | a[1] | a[2] | a[3]))
+		snprintf(out, len, "none");
+	else
+		rm_format_addr(a, family, out, len);
+}
+
+static bool conf_given(const struct ctl_opts *o)
+{
+	return o->udp_timeout.set || o->insert_rate.set || o->encap_src4 ||
+	       o->encap_src6;
+}
+
 int conf_parse(struct ctl_opts *o, struct edit *e)
 {
+	__be32 a[4];
+	int ret;
+
 	if (o->argc)
 		return ctl_usage_error("config: unexpected argument '%s'",
 				  o->argv[0]);
-	if (!o->udp_timeout.set && !o->insert_rate.set)
-		return ctl_usage_error("config: nothing to set: give --udp-timeout "
-				  "S and/or --conn-insert-rate R");
+	if (!conf_given(o))
+		return ctl_usage_error("config: nothing to set: give "
+				       "--udp-timeout S, --conn-insert-rate R, "
+				       "--encap-src4 ADDR or --encap-src6 ADDR");
+	if (o->encap_src4) {
+		ret = encap_src_parse(o->encap_src4, RM_FAMILY_V4, a);
+		if (ret)
+			return ret;
+		e->encap_src4 = a[0];
+		e->encap_src4_set = true;
+	}
+	if (o->encap_src6) {
+		ret = encap_src_parse(o->encap_src6, RM_FAMILY_V6,
+				      e->encap_src6);
+		if (ret)
+			return ret;
+		e->encap_src6_set = true;
+	}
 	e->udp_timeout = o->udp_timeout.val;
 	e->udp_timeout_set = o->udp_timeout.set;
 	e->insert_rate = o->insert_rate.val;
@@ -44,6 +101,7 @@ static int conf_show(struct ctl_opts *o)
 {
 	struct rm_conn_count *cnt = malloc(sizeof(*cnt));
 	const struct rm_config *c;
+	char src4[64], src6[64];
 	struct rm_json j;
 	struct live lv;
 	int ret;
@@ -60,6 +118,8 @@ static int conf_show(struct ctl_opts *o)
 		goto out;
 	}
 	c = &lv.old->cfg;
+	encap_src_text(c, RM_FAMILY_V4, src4, sizeof(src4));
+	encap_src_text(c, RM_FAMILY_V6, src6, sizeof(src6));
 	if (!o->json) {
 		printf("udp-timeout       %u s (idle UDP flows forget their "
 		       "node)\n"
@@ -72,12 +132,16 @@ static int conf_show(struct ctl_opts *o)
 					   : " (no limit)",
 		       cnt->max_entries, (unsigned long long)cnt->entries,
 		       (unsigned long long)cnt->stale);
+		printf("encap-src4        %s\nencap-src6        %s\n", src4,
+		       src6);
 		goto out;
 	}
 	rm_json_init(&j, stdout);
 	rm_json_obj_open(&j, NULL);
 	rm_json_u64(&j, "udp_timeout_s", rm_udp_timeout(c));
 	rm_json_u64(&j, "conn_insert_rate", c->conn_insert_rate);
+	rm_json_str(&j, "encap_src4", src4);
+	rm_json_str(&j, "encap_src6", src6);
 	rm_json_obj_open(&j, "conn_table");
 	rm_json_u64(&j, "max_entries", cnt->max_entries);
 	rm_json_u64(&j, "entries", cnt->entries);
@@ -96,7 +160,7 @@ int cmd_config(struct ctl_opts *o)
 	struct edit e;
 	int ret;
 
-	if (!o->udp_timeout.set && !o->insert_rate.set) {
+	if (!conf_given(o)) {
 		if (o->argc)
 			return ctl_usage_error("config: unexpected argument "
 					       "'%s'",

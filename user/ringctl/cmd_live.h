@@ -45,8 +45,12 @@ struct edit {
 	__be32 addr[4];		 /* node add/set --addr */
 	__u32 addr_family;
 	bool addr_set;
+	struct rm_via via;		 /* node add/set: how it is reached */
+	bool via_set;			 /* node set */
 	__u32 udp_timeout, insert_rate; /* config */
 	bool udp_timeout_set, insert_rate_set;
+	__be32 encap_src4, encap_src6[4];
+	bool encap_src4_set, encap_src6_set;
 	char done[256]; /* what a commit of this edit did, for the user */
 	int line;	/* restore: where it came from */
 };
@@ -85,7 +89,6 @@ int node_set_parse(struct ctl_opts *o, struct edit *e);
 int seed_parse(struct ctl_opts *o, struct edit *e);
 int svc_set_parse(struct ctl_opts *o, struct edit *e);
 /* --addr of node add/set into e */
-void node_addr_parse(const struct ctl_opts *o, struct edit *e);
 /* "200ms", "2s", "1.5s" -> ms */
 int rm_parse_duration_ms(const char *s, __u32 *ms);
 
@@ -101,6 +104,9 @@ void health_json(struct rm_json *j, const struct rm_svc_meta *m,
 void health_counters(struct rm_json *j, const char *pin_dir);
 
 int conf_parse(struct ctl_opts *o, struct edit *e);
+/* The outer source of a family as text, "none" when unset. */
+void encap_src_text(const struct rm_config *c, __u8 family, char *out,
+		    size_t len);
 
 /* A configuration document (save's format), for restore, apply and
  * publish: doc_parse() checks every line of f with the command tables and

@@ -87,7 +87,7 @@ static void keep_gens(struct rm_snap *new, const struct rm_snap *old)
 		if (n->state != RM_NODE_FREE && n->state == b->state &&
 		    n->svc_id == b->svc_id &&
 		    !strncmp(n->name, b->name, RM_NAME_MAX) &&
-		    !memcmp(n->mac, b->mac, 6) && n->ifindex == b->ifindex)
+		    rm_node_same_target(n, b))
 			n->gen = b->gen;
 	}
 }

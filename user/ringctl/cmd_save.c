@@ -15,13 +15,20 @@
  * hands out the same ids and slots when the original had no holes. */
 static void write_config(FILE *f, const struct live *lv)
 {
-	char hex[33], addr[64], mac[18];
+	char hex[33], addr[64], addr6[64], mac[18];
 
 	rm_format_seed(&lv->old->cfg.seed, hex);
 	fprintf(f, "# ringmaster configuration: ringctl restore FILE applies it\n");
 	fprintf(f, "seed --set %s\n", hex);
 	fprintf(f, "config --udp-timeout %u --conn-insert-rate %u\n",
 	       rm_udp_timeout(&lv->old->cfg), lv->old->cfg.conn_insert_rate);
+	/* a line of its own, and only when set: files from before routed
+	 * nodes read the same */
+	encap_src_text(&lv->old->cfg, RM_FAMILY_V4, addr, sizeof(addr));
+	encap_src_text(&lv->old->cfg, RM_FAMILY_V6, addr6, sizeof(addr6));
+	if (strcmp(addr, "none") || strcmp(addr6, "none"))
+		fprintf(f, "config --encap-src4 %s --encap-src6 %s\n", addr,
+			addr6);
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &lv->old->svc[i];
 
@@ -41,14 +48,24 @@ static void write_config(FILE *f, const struct live *lv)
 
 		if (n->state == RM_NODE_FREE)
 			continue;
-		rm_format_mac(n->mac, mac);
-		fprintf(f, "node add %s %s --mac %s --dev %s --weight %u",
-		       lv->old->svc[n->svc_id].name, n->name, mac, n->dev,
-		       n->weight);
-		if (n->addr_family) {
+		if (n->addr_family)
 			rm_format_addr(n->addr, (__u8)n->addr_family, addr,
 				       sizeof(addr));
-			fprintf(f, " --addr %s", addr);
+		if (n->via != RM_VIA_L2) {
+			fprintf(f, "node add %s %s --via %s --addr %s",
+				lv->old->svc[n->svc_id].name, n->name,
+				rm_via_name(n->via), addr);
+			if (n->via == RM_VIA_GUE)
+				fprintf(f, " --gue-port %u", ntohs(n->gue_port));
+			fprintf(f, " --dev %s --weight %u", n->dev, n->weight);
+		} else {
+			/* the line L2 nodes had before routed nodes */
+			rm_format_mac(n->mac, mac);
+			fprintf(f, "node add %s %s --mac %s --dev %s --weight %u",
+				lv->old->svc[n->svc_id].name, n->name, mac,
+				n->dev, n->weight);
+			if (n->addr_family)
+				fprintf(f, " --addr %s", addr);
 		}
 		fprintf(f, "\n");
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ringmaster/rm_hash.h>
+#include <ringmaster/rm_encap.h>
 #include "apply.h"
 #include "cmd_live.h"
 #include "health.h"
@@ -64,6 +65,30 @@ static __u64 svc_conns(struct live *lv, __u32 svc,
 	return sum;
 }
 
+/* How a node is reached, for text: its MAC, or method and address. */
+static void node_reach(const struct rm_node *n, char *out, size_t len)
+{
+	char a[64];
+
+	if (n->via == RM_VIA_L2) {
+		rm_format_mac(n->mac, out);
+		return;
+	}
+	rm_format_addr(n->addr, (__u8)n->addr_family, a, sizeof(a));
+	if (n->via == RM_VIA_GUE)
+		snprintf(out, len, "gue %s:%u", a, ntohs(n->gue_port));
+	else
+		snprintf(out, len, "%s %s", rm_via_name(n->via), a);
+}
+
+/* The method fields of a node's JSON object ("addr" is health's). */
+static void node_reach_json(struct rm_json *j, const struct rm_node *n)
+{
+	rm_json_str(j, "via", rm_via_name(n->via));
+	if (n->via == RM_VIA_GUE)
+		rm_json_u64(j, "gue_port", ntohs(n->gue_port));
+}
+
 static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 {
 	const struct rm_ring *r = &w->ring;
@@ -105,6 +130,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 		rm_json_u64(j, "keys", keys);
 		rm_json_str(j, "mac", mac);
 		rm_json_str(j, "dev", n->dev);
+		node_reach_json(j, n);
 		rm_json_u64(j, "ifindex", n->ifindex);
 		rm_json_u64(j, "gen", n->gen);
 		rm_json_u64(j, "conns", w->conns->node[i]);
@@ -122,7 +148,7 @@ static void show_text(struct live *lv, const struct view *w)
 	const __u64 *arcs = w->arcs;
 	__u32 svc = w->svc;
 	const struct rm_svc_meta *m = &lv->old->svc[svc];
-	char text[128], mac[18], bar[64];
+	char text[128], mac[80], bar[64];
 	double max = 0;
 
 	for (__u32 k = 0; k < r->n_nodes; k++)
@@ -147,7 +173,7 @@ static void show_text(struct live *lv, const struct view *w)
 		if (n->state == RM_NODE_FREE || n->svc_id != svc)
 			continue;
 		share = node_keys(r, arcs, i) / KEYSPACE;
-		rm_format_mac(n->mac, mac);
+		node_reach(n, mac, sizeof(mac));
 		rm_bar(bar, sizeof(bar), share, max, 30);
 		health_text(m, n, health, sizeof(health));
 		printf("  %-20s %-8s %-26s %6u %7u %7.3f%% %8u %7u  %-17s "
@@ -314,7 +340,7 @@ static int lookup_flow(struct ctl_opts *o, const struct rm_svc_meta *m,
 int cmd_lookup(struct ctl_opts *o)
 {
 	struct rm_slot *slots = NULL;
-	char src[64], dst[64], mac[18];
+	char src[64], dst[64], mac[80], addr[64] = "";
 	const struct rm_node *n;
 	struct rm_flow f;
 	struct rm_json j;
@@ -352,7 +378,7 @@ int cmd_lookup(struct ctl_opts *o)
 	n = &lv.old->node[id];
 	rm_format_addr(f.src, f.family, src, sizeof(src));
 	rm_format_addr(f.dst, f.family, dst, sizeof(dst));
-	rm_format_mac(n->mac, mac);
+	node_reach(n, mac, sizeof(mac));
 	if (!o->json) {
 		printf("%s: %s:%u -> %s:%u/%s hash 0x%08x -> node %s (slot "
 		       "%u, %s via %s)\n",
@@ -371,8 +397,16 @@ int cmd_lookup(struct ctl_opts *o)
 	rm_json_str(&j, "dst", dst);
 	rm_json_u64(&j, "dport", ntohs(f.dport));
 	rm_json_str(&j, "proto", rm_proto_name(f.proto));
+	rm_format_mac(n->mac, mac);
 	rm_json_str(&j, "mac", mac);
 	rm_json_str(&j, "dev", n->dev);
+	node_reach_json(&j, n);
+	if (n->addr_family)
+		rm_format_addr(n->addr, (__u8)n->addr_family, addr,
+			       sizeof(addr));
+	rm_json_str(&j, "addr", addr);
+	if (n->via == RM_VIA_GUE)
+		rm_json_u64(&j, "gue_sport", ntohs(rm_gue_sport(&f)));
 	rm_json_obj_close(&j);
 	rm_json_end(&j);
 out:

@@ -74,7 +74,25 @@
 	    "the hash seed, 32 hex digits (ringctl seed prints the live one)")
 #define OPT_ADDR                                                             \
 	ADDR("addr", addr,                                                   \
-	     "the node's own address: where health checks go")
+	     "the node's own address: where health checks go and, with "    \
+	     "--via ipip|gue, where its packets are sent")
+/* how a node is reached; node add and node set take all four */
+#define OPTS_REACH(...)                                                      \
+	ENUM("via", via, vias,                                               \
+	     "how packets reach the node: l2 rewrites the MAC on this "     \
+	     "segment (--mac, --dev); ipip and gue encapsulate them to "    \
+	     "--addr, routed (needs an outer source: ringctl config)",                \
+	     __VA_ARGS__),                                                   \
+	    MAC("mac", mac,                                                  \
+		"--via l2: the node's MAC address (the director rewrites "   \
+		"the destination MAC to it)"),                              \
+	    STR("dev", dev, RM_IFNAME_MAX - 1, "IFACE",                      \
+		"the interface the node is reached through (--via l2: "      \
+		"required; ipip/gue: default the route's)"),               \
+	    UINT("gue-port", gue_port, 1, 65535, "PORT",                     \
+		 "--via gue: the node's GUE destination port",               \
+		 .def = STR_OF(RM_GUE_PORT)),                                \
+	    OPT_ADDR
 #define OPT_WEIGHT(...)                                                      \
 	UINT("weight", weight, 1, RM_MAX_WEIGHT, "W",                        \
 	     "the node's share of the ring relative to the others' "         \
@@ -91,6 +109,8 @@ static const struct cli_word checks[] = {
     {"tcp", RM_CHECK_TCP},   {"http", RM_CHECK_HTTP},
     {"udp", RM_CHECK_UDP},   {"exec", RM_CHECK_EXEC},
     {"none", RM_CHECK_NONE}, {NULL, 0}};
+static const struct cli_word vias[] = {
+    {"l2", RM_VIA_L2}, {"ipip", RM_VIA_IPIP}, {"gue", RM_VIA_GUE}, {NULL, 0}};
 
 static const struct cli_opt global_opts[] = {
     FLAG("verbose", verbose, "libbpf's messages on stderr",
@@ -139,13 +159,8 @@ static const struct cli_opt change_opts[] = {OPTS_CHANGE, END};
 static const struct cli_opt view_opts[] = {OPT_JSON, OPT_PIN_DIR, END};
 
 static const struct cli_opt node_add_opts[] = {
-    MAC("mac", mac, "the node's MAC address (the director rewrites the "
-		    "destination MAC to it)",
-	.flags = CLI_REQUIRED),
-    STR("dev", dev, RM_IFNAME_MAX - 1, "IFACE",
-	"the interface the node is reached through", .flags = CLI_REQUIRED),
+    OPTS_REACH(.def = "l2"),
     OPT_WEIGHT(.def = "1"),
-    OPT_ADDR,
     OPTS_CHANGE,
     END};
 
@@ -156,7 +171,7 @@ static const struct cli_opt node_set_opts[] = {
     FLAG("active", active, "back in the ring"),
     FLAG("down", down,
 	 "out of the ring; its flows go to the ring from their next packet"),
-    OPT_ADDR,
+    OPTS_REACH(),
     OPTS_CHANGE,
     END};
 
@@ -225,6 +240,12 @@ static const struct cli_opt config_opts[] = {
     UINT("conn-insert-rate", insert_rate, 0, UINT32_MAX, "R",
 	 "connection-table entries written per second per CPU (0: no "
 	 "limit)"),
+    STR("encap-src4", encap_src4, 63, "ADDR",
+	"outer IPv4 source of encapsulated packets: an address of this "
+	"director, or none"),
+    STR("encap-src6", encap_src6, 63, "ADDR",
+	"outer IPv6 source of encapsulated packets: an address of this "
+	"director, or none"),
     OPTS_CHANGE,
     END};
 
@@ -279,7 +300,8 @@ static const struct ctl_cmd commands[] = {
 	"delete a node; its flows go to the ring", change_opts, 0,
 	.edit = node_del_parse),
     CMD("node set", "SERVICE NODE",
-	"change a node's weight or state (one of --drain, --active, --down)",
+	"change a node's weight, state (one of --drain, --active, --down), "
+	"address, or how it is reached (--via and its options)",
 	node_set_opts, CLI_CMD_SAVED, .edit = node_set_parse),
     CMD("show", "[SERVICE]",
 	"services, nodes, live ring shares, connections", view_opts, 0,

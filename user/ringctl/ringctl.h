@@ -32,8 +32,11 @@ struct ctl_opts {
 	bool drain, active, down;
 	/* save --output FILE */
 	const char *output;
-	/* node add/set --addr: where health checks go */
+	/* node add/set --addr: where health checks go and, for a node
+	 * reached by --via ipip|gue, where its packets are sent */
 	struct cli_addr addr;
+	struct cli_enum via;
+	struct cli_u32 gue_port;
 	/* service set: the health check (cmd_health.c) */
 	struct cli_enum check;
 	const char *check_path, *check_host, *check_payload, *check_expect;
@@ -43,6 +46,7 @@ struct ctl_opts {
 	struct cli_hex set;
 	/* config */
 	struct cli_u32 udp_timeout, insert_rate;
+	const char *encap_src4, *encap_src6; /* an address, or "none" */
 	/* apply --revision N --source TEXT (what ringsync applied) */
 	struct cli_u32 revision;
 	const char *source;

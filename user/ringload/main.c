@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <ringmaster/rm_encap.h>
 #include "ringload.h"
 
 /*
@@ -28,6 +29,21 @@ static const struct cli_word modes[] = {{"auto", LOAD_AUTO},
 					{"skb", LOAD_GENERIC},
 					{NULL, 0}};
 
+/* the decapsulator's maps have a directory of their own */
+#define OPT_DECAP_PIN_DIR                                                    \
+	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
+	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
+	 .def = RM_DECAP_PIN_DIR, .flags = CLI_COMMON,                       \
+	 .help = "where the decapsulator's maps are pinned"}
+#define OPT_JSON                                                             \
+	{.name = "json", .short_name = 'j', .type = CLI_FLAG, .off = F(json), \
+	 .help = "print JSON, and nothing else, on stdout"}
+#define OPT_MODE                                                             \
+	{.name = "mode", .type = CLI_ENUM, .off = F(mode), .words = modes,   \
+	 .def = "auto",                                                      \
+	 .help = "XDP mode: native (driver), generic (skb), or auto: "       \
+		 "native, else generic"}
+
 static const struct cli_opt global_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "libbpf's and libxdp's messages on stderr"},
@@ -36,10 +52,7 @@ static const struct cli_opt global_opts[] = {
     {0}};
 
 static const struct cli_opt attach_opts[] = {
-    {.name = "mode", .type = CLI_ENUM, .off = F(mode), .words = modes,
-     .def = "auto",
-     .help = "XDP mode: native (driver), generic (skb), or auto: native, "
-	     "else generic"},
+    OPT_MODE,
     {.name = "conn-table", .type = CLI_UINT, .off = F(conn_table), .min = 1,
      .max = RM_CONN_ENTRIES_MAX, .arg = "N",
      .help = "connection-table entries, fixed when DIR is first attached "
@@ -57,12 +70,37 @@ static const struct cli_opt detach_opts[] = {
     {0}};
 
 static const struct cli_opt status_opts[] = {
-    {.name = "json", .short_name = 'j', .type = CLI_FLAG, .off = F(json),
-     .help = "print JSON, and nothing else, on stdout"},
+    OPT_JSON,
     OPT_PIN_DIR,
     {0}};
 
 static const struct cli_opt purge_opts[] = {OPT_PIN_DIR, {0}};
+
+static const struct cli_opt decap_attach_opts[] = {
+    {.name = "allow-src", .type = CLI_STRING, .off = F(allow_src),
+     .max = 4095, .arg = "PREFIX[,PREFIX...]", .flags = CLI_REQUIRED,
+     .help = "the directors' outer source addresses or prefixes: only "
+	     "packets from these are decapsulated"},
+    {.name = "gue-port", .type = CLI_UINT, .off = F(gue_port), .min = 1,
+     .max = 65535, .arg = "PORT", .def = STR_OF(RM_GUE_PORT),
+     .help = "the UDP port GUE packets arrive on"},
+    OPT_MODE,
+    OPT_DECAP_PIN_DIR,
+    {0}};
+
+static const struct cli_opt decap_detach_opts[] = {OPT_DECAP_PIN_DIR, {0}};
+
+static const struct cli_opt decap_status_opts[] = {
+    OPT_JSON,
+    OPT_DECAP_PIN_DIR,
+    {0}};
+
+static const struct cli_opt neighd_opts[] = {
+    {.name = "interval", .type = CLI_UINT, .off = F(interval), .min = 10,
+     .max = 3600000, .arg = "MS", .def = "1000",
+     .help = "milliseconds between two rounds over the routed nodes"},
+    OPT_PIN_DIR,
+    {0}};
 
 struct load_cmd {
 	struct cli_cmd cli;
@@ -87,6 +125,22 @@ static const struct load_cmd commands[] = {
       "configuration)",
       purge_opts, 0},
      cmd_purge, false},
+    {{"decap attach", "IFACE",
+      "on a node: strip the outer IPIP/GUE header of packets to this host "
+      "from the allowed directors",
+      decap_attach_opts, 0},
+     cmd_decap_attach, true},
+    {{"decap detach", "IFACE", "detach the decapsulator from IFACE",
+      decap_detach_opts, 0},
+     cmd_decap_detach, true},
+    {{"decap status", NULL,
+      "where the decapsulator runs, and its counters", decap_status_opts, 0},
+     cmd_decap_status, false},
+    {{"neighd", NULL,
+      "keep the next hops of routed (ipip/gue) nodes resolved and their "
+      "egress interfaces in the devmap; runs until SIGTERM",
+      neighd_opts, 0},
+     cmd_neighd, false},
 };
 
 static const struct cli_prog load_prog = {

@@ -19,6 +19,10 @@ struct load_opts {
 	bool json, purge, verbose, help;
 	bool reuse; /* attach: already attached from this pin dir is fine */
 	struct cli_u32 conn_table; /* 0: the default, or as pinned */
+	/* decap attach: the directors' prefixes, "A[/LEN][,B...]" */
+	const char *allow_src;
+	struct cli_u32 gue_port;
+	struct cli_u32 interval; /* neighd: ms between rounds */
 };
 
 int load_error(int code, const char *fmt, ...)
@@ -40,5 +44,12 @@ int ifaces_find_prog(int ifindex, __u32 want_id, __u32 *prog_id,
 		     enum xdp_attach_mode *mode);
 const char *ifaces_mode_name(enum xdp_attach_mode mode);
 int cmd_status(struct load_opts *o);
+
+/* decap.c: the node-side decapsulator (bpf/decap.bpf.c) */
+int cmd_decap_attach(struct load_opts *o);
+int cmd_decap_detach(struct load_opts *o);
+int cmd_decap_status(struct load_opts *o);
+/* neighd.c: keep encapsulated nodes' next hops resolved */
+int cmd_neighd(struct load_opts *o);
 
 #endif

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringload decap attach|detach|status: the node-side decapsulator
+ * (bpf/decap.bpf.c). Its maps are pinned under their own directory
+ * (RM_DECAP_PIN_DIR unless --pin-dir says otherwise), shared by every
+ * interface it is attached to. attach (re)fills them: the GUE port, the
+ * allowed director prefixes, and the host's addresses as they are now
+ * (attach again after adding an address).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <ringmaster/rm_encap.h>
+#include "decap.skel.h"
+#include "json.h"
+#include "ringload.h"
+
+static const char *decap_dir(const struct load_opts *o)
+{
+	return o->pin_dir;
+}
+
+#define MAX_ALLOW 64
+/* --allow-src A[,B...] into words (in buf): their count, or -1. */
+static int allow_split(const char *list, char *buf, size_t len,
+		       char *words[MAX_ALLOW])
+{
+	char *save = NULL, *w;
+	int n = 0;
+
+	if (strlen(list) >= len)
+		return -1;
+	strcpy(buf, list);
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_ALLOW)
+			return -1;
+		words[n++] = w;
+	}
+	return n;
+}
+
+/* "198.18.2.0/24", "2001:db8::/32" or a bare address (a host prefix). */
+static int parse_prefix(const char *s, struct rm_decap_prefix *k)
+{
+	char buf[64], *slash;
+	__u32 len, max;
+	__u8 fam;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	memset(k, 0, sizeof(*k));
+	if (rm_parse_addr(buf, k->addr, &fam))
+		return -EINVAL;
+	max = fam == RM_FAMILY_V6 ? 128 : 32;
+	len = max;
+	if (slash && rm_parse_u32(slash + 1, 0, max, &len))
+		return -EINVAL;
+	k->family = fam;
+	k->prefixlen = 32 + len;
+	return 0;
+}
+
+/* Empty a hash or trie map. */
+static int map_clear(int fd, size_t ksize)
+{
+	char key[64];
+
+	if (ksize > sizeof(key))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			return -errno;
+	return 0;
+}
+
+/* The host's addresses, every interface, as the outer destinations the
+ * program takes packets for. Returns how many, or -errno. */
+static int fill_local(int fd)
+{
+	struct ifaddrs *ifa, *i;
+	__u8 one = 1;
+	int n = 0, err = 0;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (i = ifa; i && !err; i = i->ifa_next) {
+		struct rm_decap_addr k = {};
+
+		if (!i->ifa_addr)
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			k.family = RM_FAMILY_V4;
+			memcpy(k.addr,
+			       &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+			       4);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			k.family = RM_FAMILY_V6;
+			memcpy(k.addr,
+			       &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+			       16);
+		} else {
+			continue;
+		}
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY))
+			err = -errno;
+		else
+			n++;
+	}
+	freeifaddrs(ifa);
+	return err ? err : n;
+}
+
+static int pin_maps(struct decap_bpf *skel, const char *dir)
+{
+	char path[RM_PATH_MAX + RM_NAME_MAX];
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		err = bpf_map__set_pin_path(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Is our decapsulator what is attached to ifindex? Its mode flags, or
+ * -ENOENT. */
+static int decap_attached(int ifindex, __u32 *flags)
+{
+	static const __u32 modes[] = {XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE};
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), id;
+	int fd, ok;
+
+	for (size_t m = 0; m < 2; m++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+		if (bpf_xdp_query(ifindex, modes[m], &q))
+			continue;
+		id = modes[m] == XDP_FLAGS_DRV_MODE ? q.drv_prog_id
+						    : q.skb_prog_id;
+		if (!id)
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		ok = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		     !strcmp(info.name, RM_DECAP_PROG_NAME);
+		close(fd);
+		if (ok) {
+			*flags = modes[m];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cmd_decap_attach(struct load_opts *o)
+{
+	const char *dir = decap_dir(o);
+	struct rm_decap_config cfg = {.gue_port = htons((__u16)o->gue_port.val)};
+	struct decap_bpf *skel = NULL;
+	int ifindex, err, n_local, i, n_allow;
+	char buf[4096], *allow[MAX_ALLOW];
+	__u32 zero = 0, flags;
+	__u8 one = 1;
+
+	ifindex = if_nametoindex(o->iface);
+	if (!ifindex)
+		return load_error(RM_EXIT_RUNTIME,
+				  "interface '%s' not found (`ip link` "
+				  "lists them)",
+				  o->iface);
+	n_allow = allow_split(o->allow_src, buf, sizeof(buf), allow);
+	if (n_allow <= 0)
+		return load_error(RM_EXIT_USAGE,
+				  "decap attach: --allow-src: expected the "
+				  "directors' source prefixes, 1-%d of them "
+				  "separated by commas",
+				  MAX_ALLOW);
+	for (i = 0; i < n_allow; i++) {
+		struct rm_decap_prefix k;
+
+		if (parse_prefix(allow[i], &k))
+			return load_error(RM_EXIT_USAGE,
+					  "--allow-src '%s': expected "
+					  "ADDR[/LEN]",
+					  allow[i]);
+	}
+	err = rm_bpffs_prepare(dir);
+	if (err)
+		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
+	skel = decap_bpf__open();
+	if (!skel)
+		return load_error(RM_EXIT_RUNTIME, "cannot open the program: %s",
+				  strerror(errno));
+	err = pin_maps(skel, dir);
+	if (!err)
+		err = decap_bpf__load(skel);
+	if (err) {
+		decap_bpf__destroy(skel);
+		return load_error(RM_EXIT_RUNTIME,
+				  "cannot load the decapsulator: %s (-v shows "
+				  "libbpf's log)",
+				  strerror(-err));
+	}
+	/* the settings first, then the program: it never runs on old ones */
+	err = bpf_map__update_elem(skel->maps.rm_decap_config, &zero,
+				   sizeof(zero), &cfg, sizeof(cfg), BPF_ANY);
+	if (!err)
+		err = map_clear(bpf_map__fd(skel->maps.rm_decap_allow),
+				sizeof(struct rm_decap_prefix));
+	for (i = 0; !err && i < n_allow; i++) {
+		struct rm_decap_prefix k;
+
+		parse_prefix(allow[i], &k);
+		err = bpf_map__update_elem(skel->maps.rm_decap_allow, &k,
+					   sizeof(k), &one, 1, BPF_ANY);
+	}
+	if (!err)
+		err = map_clear(bpf_map__fd(skel->maps.rm_decap_local),
+				sizeof(struct rm_decap_addr));
+	n_local = err ? err : fill_local(bpf_map__fd(skel->maps.rm_decap_local));
+	if (n_local < 0) {
+		decap_bpf__destroy(skel);
+		return load_error(RM_EXIT_RUNTIME, "cannot fill the maps: %s",
+				  strerror(-n_local));
+	}
+	flags = o->mode.val == LOAD_GENERIC ? XDP_FLAGS_SKB_MODE
+					: XDP_FLAGS_DRV_MODE;
+	err = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.rm_decap),
+			     flags, NULL);
+	if (err && o->mode.val == LOAD_AUTO) {
+		flags = XDP_FLAGS_SKB_MODE;
+		err = bpf_xdp_attach(ifindex,
+				     bpf_program__fd(skel->progs.rm_decap),
+				     flags, NULL);
+	}
+	decap_bpf__destroy(skel);
+	if (err)
+		return load_error(RM_EXIT_RUNTIME,
+				  "cannot attach to %s: %s (another XDP "
+				  "program there? detach it first)",
+				  o->iface, strerror(-err));
+	printf("decapsulating on %s (%s mode) for %d local addresses from %d "
+	       "allowed prefixes, GUE port %u; maps in %s\n",
+	       o->iface, flags == XDP_FLAGS_SKB_MODE ? "generic" : "native",
+	       n_local, n_allow, ntohs(cfg.gue_port), dir);
+	return RM_EXIT_OK;
+}
+
+int cmd_decap_detach(struct load_opts *o)
+{
+	int ifindex = if_nametoindex(o->iface), err;
+	__u32 flags;
+
+	if (!ifindex)
+		return load_error(RM_EXIT_RUNTIME, "interface '%s' not found",
+				  o->iface);
+	if (decap_attached(ifindex, &flags))
+		return load_error(RM_EXIT_RUNTIME,
+				  "no decapsulator on %s (`ringload decap "
+				  "status` lists them)",
+				  o->iface);
+	err = bpf_xdp_detach(ifindex, flags, NULL);
+	if (err)
+		return load_error(RM_EXIT_RUNTIME, "cannot detach from %s: %s",
+				  o->iface, strerror(-err));
+	printf("detached the decapsulator from %s\n", o->iface);
+	return RM_EXIT_OK;
+}
+
+static const char *const dcnt_names[] = {
+#define DC_NAME(id, name) name,
+    RM_DECAP_COUNTERS(DC_NAME)
+#undef DC_NAME
+};
+
+int cmd_decap_status(struct load_opts *o)
+{
+	char path[RM_PATH_MAX + RM_NAME_MAX], name[IF_NAMESIZE];
+	int ncpus = libbpf_num_possible_cpus(), fd, err = 0;
+	__u64 sum[RM_DCNT_MAX] = {0}, *v;
+	struct rm_json j;
+	struct if_nameindex *ifs, *i;
+	__u32 flags;
+
+	snprintf(path, sizeof(path), "%s/%s", decap_dir(o),
+		 RM_DECAP_MAP_COUNTERS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return load_error(RM_EXIT_RUNTIME,
+				  "no decapsulator state at %s (`ringload "
+				  "decap attach IFACE --allow-src PREFIX` "
+				  "first)",
+				  decap_dir(o));
+	v = calloc(ncpus, sizeof(*v));
+	for (__u32 k = 0; v && k < RM_DCNT_MAX && !err; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			err = -errno;
+		for (int c = 0; c < ncpus && !err; c++)
+			sum[k] += v[c];
+	}
+	free(v);
+	close(fd);
+	if (!v || err)
+		return load_error(RM_EXIT_RUNTIME, "cannot read %s: %s", path,
+				  strerror(v ? -err : ENOMEM));
+	ifs = if_nameindex();
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_obj_open(&j, NULL);
+		rm_json_arr_open(&j, "interfaces");
+		for (i = ifs; i && i->if_index; i++)
+			if (!decap_attached(i->if_index, &flags))
+				rm_json_str(&j, NULL, i->if_name);
+		rm_json_arr_close(&j);
+		rm_json_obj_open(&j, "counters");
+		for (int k = 0; k < RM_DCNT_MAX; k++)
+			rm_json_u64(&j, dcnt_names[k], sum[k]);
+		rm_json_obj_close(&j);
+		rm_json_obj_close(&j);
+		rm_json_end(&j);
+	} else {
+		printf("decapsulator state in %s; attached to:", decap_dir(o));
+		for (i = ifs; i && i->if_index; i++)
+			if (!decap_attached(i->if_index, &flags))
+				printf(" %s", if_indextoname(i->if_index, name));
+		printf("\n");
+		for (int k = 0; k < RM_DCNT_MAX; k++)
+			printf("%-24s %llu\n", dcnt_names[k],
+			       (unsigned long long)sum[k]);
+	}
+	if_freenameindex(ifs);
+	return RM_EXIT_OK;
+}
