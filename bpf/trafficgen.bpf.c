@@ -15,6 +15,11 @@
  *             one buffer, so without this a benchmark would measure one
  *             flow's cache lines only.
  *   tg_ret_tx returns XDP_TX: tail-call target to measure tg_mix alone.
+ *   tg_unencap front end for bpf_prog_test_run of encapsulating programs:
+ *             the kernel repeats a program on one buffer, so each run
+ *             would wrap the last one's output again; this takes the
+ *             outer headers off (back to tg_orig_len bytes, the original
+ *             Ethernet header tg_orig_eth) and tail-calls tg_next[0].
  *   tg_count  counts and drops; attached on receivers in the live test
  *             (a veth peer must run XDP to accept redirected frames).
  *
@@ -44,6 +49,8 @@ const volatile __u32 tg_mix_mask = 0; /* tg_mix: port = base + (seq & mask) */
 const volatile __u32 tg_mix_base = 0;
 
 __u64 tg_seq;
+__u8 tg_orig_eth[ETH_HLEN];
+const volatile __u32 tg_orig_len = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -158,6 +165,24 @@ int tg_count(struct xdp_md *ctx)
 	if (c)
 		*c += 1;
 	return XDP_DROP;
+}
+
+SEC("xdp")
+int tg_unencap(struct xdp_md *ctx)
+{
+	__u32 len = ctx->data_end - ctx->data;
+	struct ethhdr *eth;
+
+	if (len > tg_orig_len) {
+		if (bpf_xdp_adjust_head(ctx, (int)(len - tg_orig_len)))
+			return XDP_ABORTED;
+		eth = (void *)(long)ctx->data;
+		if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+			return XDP_ABORTED;
+		__builtin_memcpy(eth, tg_orig_eth, ETH_HLEN);
+	}
+	bpf_tail_call(ctx, &tg_next, 0);
+	return XDP_ABORTED;
 }
 
 char LICENSE[] SEC("license") = "GPL";

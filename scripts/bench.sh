@@ -7,6 +7,7 @@
 #   search   userspace ring search, random keys, 1k..1M entries
 #   quality  ring balance and movement, beside Maglev and modulo hashing
 #   kernel   per-packet cost, bpf_prog_test_run, director vs baseline
+#   encap    per-packet cost of each forwarding method (l2, ipip, gue)
 #   control  node add to live ring (state API, ringctl), memory
 #   live     forwarding rate in a namespace testbed (scripts/testbed.sh)
 #
@@ -26,7 +27,7 @@ cd "$top" || exit 1
 bench=$build/ringbench
 out=$build/bench
 rounds=${BENCH_ROUNDS:-7}
-parts=${BENCH_PARTS:-search quality kernel control live}
+parts=${BENCH_PARTS:-search quality kernel encap control live}
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
 
@@ -96,6 +97,14 @@ if want kernel; then
 		run_part kernel kernel
 	else
 		skip_part kernel "needs root (bpf_prog_test_run)"
+	fi
+fi
+
+if want encap; then
+	if [ $is_root -eq 1 ]; then
+		run_part encap encap
+	else
+		skip_part encap "needs root (bpf_prog_test_run, a namespace)"
 	fi
 fi
 

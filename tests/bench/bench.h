@@ -70,6 +70,7 @@ const char *bench_size_label(__u32 n, char *buf, size_t len);
 int cmd_search(const struct bench_opts *o);
 int cmd_quality(const struct bench_opts *o);
 int cmd_kernel(const struct bench_opts *o);
+int cmd_encap(const struct bench_opts *o);
 int cmd_control(const struct bench_opts *o);
 int cmd_live(const struct bench_opts *o);
 

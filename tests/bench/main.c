@@ -5,6 +5,7 @@
  *   ringbench [options] search    userspace search cost, random keys
  *   ringbench [options] quality   ring balance and movement vs Maglev, modulo
  *   ringbench [options] kernel    per-packet cost, bpf_prog_test_run (root)
+ *   ringbench [options] encap     per-packet cost of l2, ipip, gue (root)
  *   ringbench [options] control   ring update latency, memory (root)
  *   ringbench [options] live NS   live forwarding in a testbed (root)
  *
@@ -122,7 +123,7 @@ const char *bench_size_label(__u32 n, char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
-	      "[--quick] search|quality|kernel|control|live [ARGS]\n",
+	      "[--quick] search|quality|kernel|encap|control|live [ARGS]\n",
 	      f);
 }
 
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
 		return cmd_quality(&o);
 	if (!strcmp(cmd, "kernel"))
 		return cmd_kernel(&o);
+	if (!strcmp(cmd, "encap"))
+		return cmd_encap(&o);
 	if (!strcmp(cmd, "control"))
 		return cmd_control(&o);
 	if (!strcmp(cmd, "live"))

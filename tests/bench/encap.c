@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part "encap": per-packet cost of each forwarding method, in the kernel
+ * (bpf_prog_test_run, repeat >= 1,000,000): the director sending a new
+ * flow (TCP SYN: ring search) to a node reached by l2, ipip and gue, each
+ * beside a baseline that does the same forwarding work without the
+ * director's logic (bpf/baseline.bpf.c: bl_tx for l2; bl_ipip and bl_gue
+ * parse, bpf_fib_lookup, trim, push the same outer headers).
+ *
+ * bpf_fib_lookup needs a routing table: the part runs in a network
+ * namespace of its own (unshare: gone when the process exits) holding a
+ * veth with the director's address, a route to the node subnet through a
+ * gateway on that veth and the gateway's neighbour entry. The test frame
+ * arrives on that veth (ctx ingress_ifindex), the route leaves by it:
+ * every variant returns XDP_TX.
+ *
+ * The kernel repeats a program on one buffer: an encapsulating program
+ * would wrap its own output again. Every variant therefore runs behind
+ * trafficgen's tg_unencap, which takes the outer headers off again and
+ * tail-calls it: baseline and director pay the same for that, and the
+ * floor is tg_unencap tail-calling the empty program. Checked on every
+ * timed run: verdict XDP_TX, the director's output byte for byte equal
+ * to the baseline's (same outer header, same MACs from the FIB), and the
+ * director's counters: forwarded-tx and encap-ipip/encap-gue (or neither
+ * for l2) moved by exactly `repeat`, no other outcome.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ringmaster/rm_encap.h>
+#include "ringmaster.skel.h"
+#include "baseline.skel.h"
+#include "trafficgen.skel.h"
+#include "bench.h"
+#include "director.h"
+#include "ringfix.h"
+
+#define EB_REPEAT 1000000u
+#define EB_MAX_ROUNDS 101
+#define EB_FRAME_LEN 60 /* TCP with 6 payload bytes: no Ethernet padding */
+#define EB_SRC "198.18.2.1"
+#define EB_GW "198.18.2.2"
+#define EB_NODE "198.19.0.5"
+
+static const char *const eb_netns_setup[] = {
+    "ip link set lo up",
+    "ip link add eb0 address 02:52:4d:00:00:fe type veth peer name eb1",
+    "ip link set eb0 up && ip link set eb1 up",
+    /* bpf_fib_lookup answers only where forwarding is on */
+    "sysctl -qw net.ipv4.conf.all.forwarding=1",
+    "ip addr add " EB_SRC "/24 dev eb0",
+    "ip neigh add " EB_GW " lladdr 02:52:4d:00:00:fd dev eb0 nud permanent",
+    "ip route add 198.19.0.0/24 via " EB_GW,
+};
+
+enum { V_BASE, V_DIR, V_FLOOR, V_N };
+static const char *const var_names[V_N] = {"baseline", "director",
+					   "tg_unencap alone"};
+
+struct eb_row {
+	const char *name;
+	__u8 via;
+	int base_fd; /* the baseline program tg_unencap tail-calls */
+	double ns[V_N][EB_MAX_ROUNDS];
+	struct bench_stat st[V_N];
+	double ratio, net_ratio;
+	char status[160];
+};
+
+struct ectx {
+	const struct bench_opts *o;
+	struct director d;
+	struct baseline_bpf *bl;
+	struct trafficgen_bpf *tg;
+	__u32 ifindex;
+	__u8 frame[EB_FRAME_LEN];
+	__be32 src, node;
+};
+
+static int eb_netns(void)
+{
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	for (size_t i = 0; i < sizeof(eb_netns_setup) / sizeof(*eb_netns_setup);
+	     i++)
+		if (system(eb_netns_setup[i])) {
+			fprintf(stderr, "encap: failed: %s\n", eb_netns_setup[i]);
+			return -EIO;
+		}
+	return 0;
+}
+
+static __u16 ip_csum(const __u8 *h)
+{
+	__u32 s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += (__u32)h[i] << 8 | h[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/* A SYN to the VIP whose IPv4 packet fills the 60-byte frame (the director
+ * and the baselines trim Ethernet padding; none here keeps the runs the
+ * same). */
+static void eb_frame(struct ectx *k)
+{
+	__u8 *ip = k->frame + ETH_HLEN;
+	__u16 c;
+
+	bench_frame(k->frame, bench_dir_mac, bench_client_mac, BENCH_CLIENT_IP,
+		    BENCH_VIP, 40000, BENCH_PORT, IPPROTO_TCP, BENCH_TCP_SYN);
+	ip[2] = 0;
+	ip[3] = EB_FRAME_LEN - ETH_HLEN;
+	ip[10] = ip[11] = 0;
+	c = ip_csum(ip);
+	ip[10] = (__u8)(c >> 8);
+	ip[11] = (__u8)c;
+}
+
+static int set_next(struct ectx *k, int fd)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(k->tg->maps.tg_next), &zero, &fd,
+				   BPF_ANY)
+		   ? -errno
+		   : 0;
+}
+
+struct eb_run {
+	__u32 retval, out_len;
+	double ns;
+	__u8 out[128];
+};
+
+static int eb_trun(struct ectx *k, int next_fd, __u32 repeat,
+		   struct eb_run *r)
+{
+	struct xdp_md ctx = {.data_end = EB_FRAME_LEN,
+			     .ingress_ifindex = k->ifindex};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = k->frame,
+		    .data_size_in = EB_FRAME_LEN, .data_out = r->out,
+		    .data_size_out = sizeof(r->out), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = repeat);
+	int err = set_next(k, next_fd);
+
+	if (err)
+		return err;
+	if (bpf_prog_test_run_opts(bpf_program__fd(k->tg->progs.tg_unencap),
+				   &opts))
+		return -errno;
+	r->retval = opts.retval;
+	r->out_len = opts.data_size_out;
+	r->ns = opts.duration;
+	return 0;
+}
+
+/* The director's one node: slot 0 of service BENCH_SVC_ID, by row->via. */
+static int eb_node(struct ectx *k, __u8 via)
+{
+	struct rm_node n = {.state = RM_NODE_ACTIVE,
+			    .gen = 1,
+			    .weight = 1,
+			    .svc_id = BENCH_SVC_ID,
+			    .via = via,
+			    .ifindex = k->ifindex,
+			    .addr_family = RM_FAMILY_V4,
+			    .gue_port = htons(RM_GUE_PORT)};
+	__u32 id = 0;
+
+	n.addr[0] = k->node;
+	bench_node_mac(0, n.mac);
+	memcpy(n.src_mac, bench_dir_mac, 6);
+	bench_node_name(n.name, sizeof(n.name), 0);
+	return bpf_map_update_elem(k->d.nodes_fd, &id, &n, BPF_ANY) ? -errno
+								     : 0;
+}
+
+/* One checked, timed run of variant v of row; ns on success. */
+static int eb_measure(struct ectx *k, struct eb_row *row, int v,
+		      __u32 repeat, const struct eb_run *ref, struct eb_run *r)
+{
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
+	int next = v == V_BASE	 ? row->base_fd
+		   : v == V_DIR ? k->d.prog_fd
+				: bpf_program__fd(k->tg->progs.tg_ret_tx);
+	int enc = row->via == RM_VIA_GUE    ? RM_CNT_ENCAP_GUE
+		  : row->via == RM_VIA_IPIP ? RM_CNT_ENCAP_IPIP
+					    : -1;
+	int err;
+
+	if (v == V_DIR && dir_counters(&k->d, before))
+		goto counters;
+	err = eb_trun(k, next, repeat, r);
+	if (err) {
+		snprintf(row->status, sizeof(row->status),
+			 "FAILED: test_run: %s", strerror(-err));
+		return err;
+	}
+	if (r->retval != XDP_TX) {
+		snprintf(row->status, sizeof(row->status),
+			 "FAILED: %s returned %u, expected XDP_TX",
+			 var_names[v], r->retval);
+		return -1;
+	}
+	if (v == V_FLOOR)
+		return 0;
+	if (ref && (r->out_len != ref->out_len ||
+		    memcmp(r->out, ref->out, r->out_len))) {
+		snprintf(row->status, sizeof(row->status),
+			 "FAILED: the director's frame differs from the "
+			 "baseline's (%u vs %u bytes)",
+			 r->out_len, ref->out_len);
+		return -1;
+	}
+	if (v != V_DIR)
+		return 0;
+	if (dir_counters(&k->d, after))
+		goto counters;
+	for (int i = 0; i < RM_CNT_MAX; i++) {
+		__u64 d = after[i] - before[i], exp;
+
+		if (i == RM_CNT_FWD_TX || i == enc)
+			exp = repeat;
+		else if (dir_counter_is_outcome(i) || i == RM_CNT_ENCAP_GUE ||
+			 i == RM_CNT_ENCAP_IPIP)
+			exp = 0;
+		else
+			continue;
+		if (d != exp) {
+			snprintf(row->status, sizeof(row->status),
+				 "FAILED: counter %s moved %llu, expected %llu",
+				 dir_counter_name(i), (unsigned long long)d,
+				 (unsigned long long)exp);
+			return -1;
+		}
+	}
+	return 0;
+counters:
+	snprintf(row->status, sizeof(row->status), "FAILED: counters: %s",
+		 strerror(errno));
+	return -1;
+}
+
+static void eb_row(struct ectx *k, struct eb_row *row)
+{
+	const int rounds = k->o->rounds;
+	__u32 repeat = k->o->quick ? EB_REPEAT / 10 : EB_REPEAT;
+	struct eb_run ref, r;
+
+	if (eb_node(k, row->via)) {
+		snprintf(row->status, sizeof(row->status),
+			 "FAILED: node record: %s", strerror(errno));
+		return;
+	}
+	/* the baseline's one run is the reference frame of the director's */
+	if (eb_measure(k, row, V_BASE, 1, NULL, &ref) ||
+	    eb_measure(k, row, V_DIR, 1, &ref, &r))
+		return;
+	if (row->via != RM_VIA_L2 &&
+	    ref.out_len != EB_FRAME_LEN + rm_encap_overhead(row->via,
+							     RM_FAMILY_V4)) {
+		snprintf(row->status, sizeof(row->status),
+			 "FAILED: the output is %u bytes, not encapsulated",
+			 ref.out_len);
+		return;
+	}
+	for (int v = 0; v < V_N; v++) /* warm-up */
+		if (eb_measure(k, row, v, repeat / 10, &ref, &r))
+			return;
+	for (int rd = 0; rd < rounds; rd++)
+		for (int n = 0; n < V_N; n++) {
+			int v = rd % 2 ? V_N - 1 - n : n;
+
+			if (eb_measure(k, row, v, repeat, &ref, &r))
+				return;
+			row->ns[v][rd] = r.ns;
+		}
+	for (int v = 0; v < V_N; v++)
+		bench_stat_of(row->ns[v], rounds, &row->st[v]);
+	row->ratio = row->st[V_DIR].med / row->st[V_BASE].med;
+	row->net_ratio = (row->st[V_DIR].med - row->st[V_FLOOR].med) /
+			 (row->st[V_BASE].med - row->st[V_FLOOR].med);
+}
+
+static int eb_setup(struct ectx *k)
+{
+	struct rm_config cfg;
+	struct bench_ring br;
+	__u32 zero = 0;
+	int inner, err;
+
+	k->ifindex = if_nametoindex("eb0");
+	inet_pton(AF_INET, EB_SRC, &k->src);
+	inet_pton(AF_INET, EB_NODE, &k->node);
+	eb_frame(k);
+	if (!k->ifindex || dir_open(&k->d))
+		return -ENODEV;
+	if (dir_seed(&k->d) || dir_service(&k->d, BENCH_VIP, BENCH_PORT,
+					   IPPROTO_TCP, BENCH_SVC_ID))
+		return -errno;
+	if (bpf_map_lookup_elem(k->d.config_fd, &zero, &cfg))
+		return -errno;
+	cfg.encap_src4 = k->src;
+	if (bpf_map_update_elem(k->d.config_fd, &zero, &cfg, BPF_ANY))
+		return -errno;
+	err = eb_node(k, RM_VIA_L2);
+	if (err)
+		return err;
+	err = bench_ring(1, 256, &br);
+	if (err)
+		return err;
+	inner = dir_ring_map(br.slots, br.nslots);
+	bench_ring_free(&br);
+	if (inner < 0)
+		return inner;
+	err = dir_ring_install(&k->d, BENCH_SVC_ID, inner);
+	close(inner);
+	if (err)
+		return -errno;
+
+	k->bl = baseline_bpf__open();
+	if (!k->bl)
+		return -errno;
+	if (baseline_bpf__load(k->bl))
+		return -errno;
+	bench_node_mac(0, k->bl->bss->bl_dst_mac);
+	memcpy(k->bl->bss->bl_src_mac, bench_dir_mac, 6);
+	k->bl->bss->bl_encap_src = k->src;
+	k->bl->bss->bl_node_addr = k->node;
+	k->bl->bss->bl_gue_port = htons(RM_GUE_PORT);
+	k->tg = trafficgen_bpf__open();
+	if (!k->tg)
+		return -errno;
+	k->tg->rodata->tg_orig_len = EB_FRAME_LEN;
+	if (trafficgen_bpf__load(k->tg))
+		return -errno;
+	memcpy(k->tg->bss->tg_orig_eth, k->frame, ETH_HLEN);
+	return 0;
+}
+
+static void eb_print(struct rm_json *j, const struct eb_row *row)
+{
+	if (row->status[0])
+		printf("| %s | %s | | | | |\n", row->name, row->status);
+	else
+		printf("| %s | %.0f [%.0f-%.0f] | %.0f [%.0f-%.0f] | %.2fx | "
+		       "%.2fx | %.0f |\n",
+		       row->name, row->st[V_BASE].med, row->st[V_BASE].min,
+		       row->st[V_BASE].max, row->st[V_DIR].med,
+		       row->st[V_DIR].min, row->st[V_DIR].max, row->ratio,
+		       row->net_ratio, row->st[V_FLOOR].med);
+	rm_json_obj_open(j, NULL);
+	rm_json_str(j, "method", row->name);
+	rm_json_str(j, "status", row->status[0] ? row->status : "ok");
+	if (!row->status[0]) {
+		bench_json_stat(j, "baseline_ns", &row->st[V_BASE]);
+		bench_json_stat(j, "director_ns", &row->st[V_DIR]);
+		bench_json_stat(j, "floor_tg_unencap_ns", &row->st[V_FLOOR]);
+		rm_json_num(j, "ratio", row->ratio);
+		rm_json_num(j, "ratio_net_of_floor", row->net_ratio);
+	}
+	rm_json_obj_close(j);
+}
+
+int cmd_encap(const struct bench_opts *o)
+{
+	struct ectx k = {.o = o};
+	struct eb_row rows[3] = {
+	    {.name = "l2 (MAC rewrite)", .via = RM_VIA_L2},
+	    {.name = "ipip (IPv4 in IPv4)", .via = RM_VIA_IPIP},
+	    {.name = "gue (IPv4 in UDP/IPv4)", .via = RM_VIA_GUE},
+	};
+	struct rm_json j;
+	FILE *jf = NULL;
+	int err, rc = 1, failed = 0;
+
+	if (o->rounds > EB_MAX_ROUNDS)
+		return 2;
+	bench_pin_cpu();
+	err = eb_netns();
+	if (!err)
+		err = eb_setup(&k);
+	if (err) {
+		fprintf(stderr, "encap: setting up: %s\n", strerror(-err));
+		goto out;
+	}
+	rows[0].base_fd = bpf_program__fd(k.bl->progs.bl_tx);
+	rows[1].base_fd = bpf_program__fd(k.bl->progs.bl_ipip);
+	rows[2].base_fd = bpf_program__fd(k.bl->progs.bl_gue);
+	jf = bench_json_open(o, &j);
+	if (!jf)
+		goto out;
+	printf("\n### Per-packet cost by forwarding method (bpf_prog_test_run, "
+	       "repeat %u, a new flow (TCP SYN) to a one-node ring, median "
+	       "[min-max] of %d interleaved rounds, ns/packet)\n\n",
+	       o->quick ? EB_REPEAT / 10 : EB_REPEAT, o->rounds);
+	printf("| method | baseline ns | director ns | ratio | ratio net of "
+	       "floor | floor ns |\n|---|---:|---:|---:|---:|---:|\n");
+	rm_json_arr_open(&j, "methods");
+	for (int i = 0; i < 3; i++) {
+		eb_row(&k, &rows[i]);
+		failed += rows[i].status[0] != 0;
+		eb_print(&j, &rows[i]);
+	}
+	rm_json_arr_close(&j);
+	printf("\nBaseline: bl_tx (l2), bl_ipip, bl_gue: the same parse, FIB "
+	       "lookup and headers without service match, hash or ring. All "
+	       "run behind tg_unencap (takes the last run's outer headers "
+	       "off); floor: tg_unencap tail-calling an empty program. The "
+	       "director's frame equals the baseline's byte for byte.\n");
+	if (!rows[0].status[0] && !rows[1].status[0] && !rows[2].status[0]) {
+		char meas[160];
+
+		snprintf(meas, sizeof(meas),
+			 "ipip %.2fx, gue %.2fx the l2 path (%.0f, %.0f vs "
+			 "%.0f ns)",
+			 rows[1].st[V_DIR].med / rows[0].st[V_DIR].med,
+			 rows[2].st[V_DIR].med / rows[0].st[V_DIR].med,
+			 rows[1].st[V_DIR].med, rows[2].st[V_DIR].med,
+			 rows[0].st[V_DIR].med);
+		bench_target(o, "encapsulation vs the l2 path, director",
+			     "reported", meas, "n/a",
+			     "no target: the cost of the FIB lookup and headers");
+	}
+	rc = failed ? 3 : 0;
+out:
+	if (jf)
+		bench_json_close(jf, &j);
+	trafficgen_bpf__destroy(k.tg);
+	baseline_bpf__destroy(k.bl);
+	if (k.d.skel)
+		dir_close(&k.d);
+	return rc;
+}
