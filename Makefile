@@ -85,8 +85,8 @@ TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BUILD)/ringbench
 
-.PHONY: all help deps test unit e2e bench demo demo-fleet clean format \
-	print-bpf-cflags install uninstall fuzz fuzz-build analyze
+.PHONY: all help deps test unit e2e bench demo demo-fleet demo-keys clean \
+	format print-bpf-cflags install uninstall fuzz fuzz-build analyze
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(SKELS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
@@ -106,6 +106,7 @@ help:
 	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
 	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
 	@echo '  make demo-fleet 3 directors behind BGP/ECMP, one dies under traffic; root'
+	@echo '  make demo-keys  sharding by key: memcached keys on their owners; root'
 	@echo '  make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each'
 	@echo '  make analyze    scan-build (clang analyzer) and cppcheck over userspace'
 	@echo '  make format     clang-format the tree'
@@ -269,6 +270,11 @@ demo-fleet:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo-fleet.sh $(BUILD)
+
+demo-keys:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo-keys.sh $(BUILD)
 
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')

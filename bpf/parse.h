@@ -59,6 +59,9 @@ struct rm_pkt {
 	__u8 icmp;	     /* 1: an ICMP error quoting flow */
 	__u8 syn;	     /* 1: TCP with SYN set and ACK clear */
 	__u8 pad;
+	__u16 l4_off;	     /* UDP: payload offset in the frame */
+	__u16 l4_len;	     /* UDP: payload bytes the UDP and IP lengths
+				allow (keyed services read their key there) */
 };
 
 struct rm_vlan_hdr {
@@ -340,6 +343,7 @@ static __always_inline int rm_parse_l4(struct xdp_md *ctx, struct rm_cursor *c,
 	}
 	if (proto == IPPROTO_UDP) {
 		struct udphdr *uh;
+		__u32 ulen;
 
 		f->proto = proto;
 		if (pkt->frag == RM_FRAG_LATER)
@@ -349,6 +353,11 @@ static __always_inline int rm_parse_l4(struct xdp_md *ctx, struct rm_cursor *c,
 			return RM_PARSE_MALFORMED;
 		f->sport = uh->source;
 		f->dport = uh->dest;
+		ulen = bpf_ntohs(uh->len);
+		pkt->l4_off = c->off;
+		pkt->l4_len = ulen < sizeof(*uh) ? 0
+			      : ulen - sizeof(*uh) < c->left ? ulen - sizeof(*uh)
+							      : c->left;
 		return RM_PARSE_OK;
 	}
 	/* a fragmented ICMP error is not worth reassembling in XDP */

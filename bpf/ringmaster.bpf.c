@@ -26,6 +26,7 @@
 #include "service.h"
 #include "ring.h"
 #include "conntrack.h"
+#include "key.h"
 #include "forward.h"
 
 static __always_inline void rm_flow_3tuple(struct rm_flow *f)
@@ -41,7 +42,7 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_config *cfg;
 	struct rm_node *node;
 	struct rm_svc svc;
-	__u32 zero = 0, node_id = 0, svc_id, three, h;
+	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h;
 	int conn = RM_CONN_NONE;
 
 	switch (rm_parse(ctx, &pkt)) {
@@ -59,6 +60,7 @@ int rm_xdp(struct xdp_md *ctx)
 		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
 	svc_id = svc.id;
 	three = svc.flags & RM_SVC_F_3TUPLE;
+	keyed = svc.flags & RM_SVC_F_KEYED;
 	if (three) {
 		rm_flow_3tuple(&pkt.flow);
 	} else if (pkt.frag != RM_FRAG_NONE) {
@@ -80,13 +82,16 @@ int rm_xdp(struct xdp_md *ctx)
 	 * and an old entry of the same tuple goes (conntrack.h). A hit needs neither
 	 * the hash nor the ring search, so established flows cost less than
 	 * new ones. */
-	if (!pkt.syn || three)
+	if (keyed)
+		; /* each request follows its key (key.h): no table */
+	else if (!pkt.syn || three)
 		conn = rm_conn_lookup(&pkt.flow, cfg->udp_timeout_s, !pkt.icmp,
 				      &node_id);
 	else
 		rm_conn_forget(&pkt.flow);
 	if (conn != RM_CONN_HIT) {
-		h = rm_flow_hash(&cfg->seed, &pkt.flow);
+		h = keyed ? rm_key_route(ctx, &pkt, svc_id, &cfg->seed)
+			  : rm_flow_hash(&cfg->seed, &pkt.flow);
 		if (rm_ring_owner(svc_id, h, &node_id))
 			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
 	}

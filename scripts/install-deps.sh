@@ -15,6 +15,7 @@ pkgs=(
 	# man pages (groff -ww, man --warnings), completion, systemd-analyze
 	# verify, and setpriv/strings in the install test
 	groff-base man-db bash-completion systemd util-linux binutils
+	memcached dnsmasq-base
 )
 
 missing=()

@@ -138,6 +138,7 @@ struct rm_svc {
 	__u32 flags; /* host; RM_SVC_F_* */
 };
 #define RM_SVC_F_3TUPLE 0x1 /* hash src, dst, proto only: fragment-safe */
+#define RM_SVC_F_KEYED 0x2  /* UDP: hash the request's key (rm_key.h) */
 
 /* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_slot) ---- */
 /* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
@@ -286,6 +287,26 @@ enum rm_node_state {
 };
 
 /* ---- rm_svc_meta: ARRAY [RM_MAX_SERVICES] of rm_svc_meta ------------ */
+/* What a keyed service (RM_SVC_F_KEYED) hashes instead of the flow:
+ * include/ringmaster/rm_key.h has the extractors and the rules. */
+enum rm_key_kind {
+	RM_KEY_FLOW = 0,  /* no key: the flow hash (the default) */
+	RM_KEY_MEMCACHED, /* memcached UDP: ASCII, meta or binary request */
+	RM_KEY_DNS,	  /* DNS query: QNAME, wire format, lowercased */
+	RM_KEY_BYTES,	  /* len bytes at payload offset off */
+	RM_KEY_TOKEN,	  /* from payload offset off up to a delimiter */
+	RM_KEY_KIND_NR,
+};
+#define RM_KEY_DELIMS_MAX 8
+struct rm_key_spec {
+	__u8 kind;    /* RM_KEY_* */
+	__u8 ndelims; /* token: delimiters used in delims[] */
+	__u16 off;    /* host; bytes/token: offset in the UDP payload */
+	__u16 len;    /* host; bytes: key length; token: longest key */
+	__u8 pad[2];  /* zero */
+	__u8 delims[RM_KEY_DELIMS_MAX];
+};
+
 /* Control-plane record of each service; in_use = 0 marks a free slot.
  * The data plane reads key and flags where rm_vip_slots names the id
  * (rm_vip_filter.h has the rules that keep that safe). */
@@ -298,6 +319,8 @@ struct rm_svc_meta {
 	__u32 pad;
 	/* appended, control plane only */
 	struct rm_check check;
+	/* appended; the data plane reads it for keyed services (bpf/key.h) */
+	struct rm_key_spec keyspec; /* kind != FLOW iff RM_SVC_F_KEYED */
 };
 
 /* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */
@@ -382,7 +405,14 @@ struct rm_conn {
 	X(RM_CNT_ENCAP_NO_SRC, "dropped-no-encap-src")                     \
 	X(RM_CNT_TOO_BIG_SENT, "icmp-too-big-sent")                        \
 	X(RM_CNT_TOO_BIG_LIMITED, "icmp-too-big-limited")                  \
-	X(RM_CNT_DROP_TOO_BIG, "dropped-too-big")
+	X(RM_CNT_DROP_TOO_BIG, "dropped-too-big")                            \
+	X(RM_CNT_KEY_ROUTED, "key-routed")                                 \
+	X(RM_CNT_KEY_FB_TRUNCATED, "key-fallback-truncated")               \
+	X(RM_CNT_KEY_FB_TOO_LONG, "key-fallback-too-long")                 \
+	X(RM_CNT_KEY_FB_NO_KEY, "key-fallback-no-key")                     \
+	X(RM_CNT_KEY_FB_MALFORMED, "key-fallback-malformed")               \
+	X(RM_CNT_KEY_FB_MULTI, "key-fallback-multi-datagram")              \
+	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -412,6 +442,10 @@ struct rm_conn {
  *   icmp-too-big-limited  too big, but this CPU's ICMP budget is spent
  * except icmp-too-big-sent, which answers the client (XDP_TX) with
  * fragmentation needed / packet too big. */
+/* The key-* counters, too, come on top of the outcome counter, once per
+ * packet of a keyed service that reaches the ring: key-routed when the
+ * request's key was read and hashed, else one key-fallback-* naming why
+ * not (rm_key.h); that packet then goes by the flow hash. */
 
 #define RM_COUNTER_ENUM(id, name) id,
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };

@@ -40,6 +40,38 @@
 		v2 = RM_ROTL64(v2, 32);                                     \
 	} while (0)
 
+/* SipHash state: init, one compression round per 8-byte word, and the
+ * finalisation with the last block (tail bytes | len << 56). Shared by
+ * the flow hash below and the key hash (rm_key.h). */
+struct rm_sip {
+	__u64 v0, v1, v2, v3;
+};
+
+RM_INLINE void rm_sip_init(struct rm_sip *s, const struct rm_seed *seed)
+{
+	s->v0 = 0x736f6d6570736575ULL ^ seed->k0;
+	s->v1 = 0x646f72616e646f6dULL ^ seed->k1;
+	s->v2 = 0x6c7967656e657261ULL ^ seed->k0;
+	s->v3 = 0x7465646279746573ULL ^ seed->k1;
+}
+
+RM_INLINE void rm_sip_word(struct rm_sip *s, __u64 m)
+{
+	s->v3 ^= m;
+	RM_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	s->v0 ^= m;
+}
+
+RM_INLINE __u64 rm_sip_final(struct rm_sip *s, __u64 last)
+{
+	rm_sip_word(s, last);
+	s->v2 ^= 0xff;
+	RM_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RM_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RM_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
 /* SipHash-1-3 over nwords whole words; len is the message length in bytes
  * that goes into the last block (words past len must be zero, which makes
  * this exactly SipHash-1-3 of the len-byte message). nwords is a
@@ -47,13 +79,11 @@
 RM_INLINE __u64 rm_siphash13(const struct rm_seed *seed, const __u64 *w,
 			     int nwords, __u64 len)
 {
-	__u64 v0 = 0x736f6d6570736575ULL ^ seed->k0;
-	__u64 v1 = 0x646f72616e646f6dULL ^ seed->k1;
-	__u64 v2 = 0x6c7967656e657261ULL ^ seed->k0;
-	__u64 v3 = 0x7465646279746573ULL ^ seed->k1;
 	__u64 last = len << 56;
+	struct rm_sip s;
 	int i;
 
+	rm_sip_init(&s, seed);
 	/* Whole 8-byte words are compressed; a trailing partial word is
 	 * folded into the final block together with the length byte. */
 	for (i = 0; i < nwords; i++) {
@@ -63,18 +93,9 @@ RM_INLINE __u64 rm_siphash13(const struct rm_seed *seed, const __u64 *w,
 			last |= m;
 			break;
 		}
-		v3 ^= m;
-		RM_SIPROUND(v0, v1, v2, v3);
-		v0 ^= m;
+		rm_sip_word(&s, m);
 	}
-	v3 ^= last;
-	RM_SIPROUND(v0, v1, v2, v3);
-	v0 ^= last;
-	v2 ^= 0xff;
-	RM_SIPROUND(v0, v1, v2, v3);
-	RM_SIPROUND(v0, v1, v2, v3);
-	RM_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	return rm_sip_final(&s, last);
 }
 
 #define RM_FLOW_V4_LEN 13 /* src4 dst4 sport2 dport2 proto1 */

@@ -99,6 +99,12 @@ int dir_seed(struct director *d)
 
 int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto, __u32 id)
 {
+	return dir_service_keyed(d, vip, port, proto, id, NULL);
+}
+
+int dir_service_keyed(struct director *d, __u32 vip, __u16 port, __u8 proto,
+		      __u32 id, const struct rm_key_spec *spec)
+{
 	struct rm_svc_key k = {.port = htons(port), .proto = proto};
 	struct rm_svc v = {.id = id};
 	struct rm_svc_meta m = {.in_use = 1};
@@ -106,6 +112,10 @@ int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto, __u32 id)
 
 	k.vip[0] = htonl(vip);
 	m.key = k;
+	if (spec && spec->kind != RM_KEY_FLOW) {
+		m.flags = v.flags = RM_SVC_F_KEYED;
+		m.keyspec = *spec;
+	}
 	/* the meta and the key's slot before the key, as the control plane
 	 * does */
 	if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.rm_svc_meta), &id, &m,

@@ -37,6 +37,9 @@ int dir_seed(struct director *d);
 /* VIP:port/proto -> service id (vip host order). */
 int dir_service(struct director *d, __u32 vip, __u16 port, __u8 proto,
 		__u32 id);
+/* The same, keyed by spec (rm_key.h) unless spec is NULL or flow. */
+int dir_service_keyed(struct director *d, __u32 vip, __u16 port, __u8 proto,
+		      __u32 id, const struct rm_key_spec *spec);
 /* Node slot id: ACTIVE, weight 1, named bench_node_name(id). */
 int dir_node(struct director *d, __u32 id, const __u8 mac[6],
 	     const __u8 src_mac[6], __u32 ifindex, __u32 svc_id);

@@ -123,7 +123,7 @@ const char *bench_size_label(__u32 n, char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
-	      "[--quick] search|quality|kernel|encap|control|live [ARGS]\n",
+	      "[--quick] search|quality|kernel|encap|control|live|keys [ARGS]\n",
 	      f);
 }
 
@@ -190,6 +190,8 @@ int main(int argc, char **argv)
 		return cmd_control(&o);
 	if (!strcmp(cmd, "live"))
 		return cmd_live(&o);
+	if (!strcmp(cmd, "keys"))
+		return cmd_keys(&o);
 	usage(stderr);
 	return 2;
 }

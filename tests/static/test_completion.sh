@@ -4,9 +4,9 @@
 # Bash completion (completion/ringctl, also ringload's): sourced in bash,
 # COMP_WORDS/COMP_CWORD set as bash sets them, what COMPREPLY holds for
 # commands, subcommands, a command's options (and not another's), an enum
-# option's words, interface names for --dev and attach. The live names
-# (services, nodes) are checked against a director in
-# tests/e2e/test_system.sh.
+# option's words (and --key's suggested extractors), interface names for
+# --dev and attach. The live names (services, nodes) are checked against a
+# director in tests/e2e/test_system.sh.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -x "$BUILD/ringctl" ] || { echo "FAIL: $BUILD/ringctl missing: run make"; echo "0 passed, 1 failed"; exit 1; }
@@ -49,6 +49,9 @@ expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,
 expect "--active --addr --dev --down --drain --dry-run --gue-port --help --json --mac --pin-dir --verbose --via --weight" ringctl node set web a --
 expect "tcp udp" ringctl service add x --vip 198.18.0.1 --proto ""
 expect "3tuple 5tuple" ringctl --pin-dir /tmp service add x --hash ""
+expect "dns flow memcached" ringctl service add x --proto udp --key ""
+expect "memcached" ringctl service add x --key m
+expect "--key --key-file" ringctl lookup web --ke
 expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
 expect "attach decap detach neighd purge status" ringload ""

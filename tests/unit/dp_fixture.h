@@ -121,6 +121,17 @@ static inline void dp_fx_close(struct dp_fx *fx)
 	free(fx);
 }
 
+/* In a cmocka test: skip it, loudly and counted, when the fixture could
+ * not be opened (why says why; the runner fails a skip on this machine). */
+#define DP_NEED_FX(fx, why, skipped)                                           \
+	do {                                                                   \
+		if (!(fx)) {                                                   \
+			print_message("SKIP: %s\n", why);                      \
+			(skipped)++;                                           \
+			skip();                                                \
+		}                                                              \
+	} while (0)
+
 /* The whole config; udp_timeout_s and conn_insert_rate 0 mean what they
  * mean to the data plane (default timeout, no limit). */
 static inline int dp_set_config_full(struct dp_fx *fx, __u32 flags,

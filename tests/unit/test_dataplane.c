@@ -156,14 +156,7 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-#define NEED_BPF()                                                             \
-	do {                                                                   \
-		if (!fx) {                                                     \
-			print_message("SKIP: %s\n", skip_why);                 \
-			skipped++;                                             \
-			skip();                                                \
-		}                                                              \
-	} while (0)
+#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
 
 /* ---- the table ------------------------------------------------------ */
 #define C(x) (1u << (x))

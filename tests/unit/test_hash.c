@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 #include <ringmaster/rm_hash.h>
+#include <ringmaster/rm_key.h>
 #include "ring.h"
 #include "util.h"
 
@@ -217,6 +218,33 @@ static void test_siphash13_published_vectors(void **state)
 				 sip13_lo32[n]);
 		assert_int_equal((__u32)sip13_bytes(&seeds[1].seed, msg, n, 1),
 				 sip13_lo32[n]);
+	}
+}
+
+/* The key hash (rm_key.h) is SipHash-1-3 of the key's bytes: the
+ * published vectors, and the flow hash's word form for every length. */
+static void test_key_hash_vectors(void **state)
+{
+	static struct rm_key_buf b;
+	__u8 *k = (__u8 *)b.key;
+	__u64 w[RM_KEY_BUF / 8];
+	__u32 n, i;
+
+	(void)state;
+	for (n = 0; n < 64; n++) {
+		memset(&b, 0, sizeof(b));
+		for (i = 0; i < n; i++)
+			k[i] = (__u8)i;
+		assert_int_equal(rm_key_hash(&seeds[1].seed, b.key, n),
+				 sip13_lo32[n]);
+	}
+	for (n = 0; n <= RM_KEY_MAX; n++) {
+		memset(&b, 0, sizeof(b));
+		for (i = 0; i < n; i++)
+			k[i] = (__u8)rng_next();
+		memcpy(w, b.key, sizeof(w));
+		assert_int_equal(rm_key_hash(&seeds[1].seed, b.key, n),
+				 (__u32)rm_siphash13(&seeds[1].seed, w, n / 8 + 1, n));
 	}
 }
 
@@ -474,6 +502,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_siphash13_published_vectors),
 	    cmocka_unit_test(test_siphash13_full_output),
+	    cmocka_unit_test(test_key_hash_vectors),
 	    cmocka_unit_test(test_seed_text_matches_key_bytes),
 	    cmocka_unit_test(test_flow_hash_golden),
 	    cmocka_unit_test(test_vnode_point_golden),

@@ -27,7 +27,7 @@ enum rm_svc_change {
 	RM_SVC_SAME,	/* nothing differs */
 	RM_SVC_ADDED,
 	RM_SVC_REMOVED,
-	RM_SVC_CHANGED, /* nodes, weights, states or vnodes differ */
+	RM_SVC_CHANGED, /* nodes, weights, states, vnodes or key differ */
 };
 
 struct rm_apply_svc {

@@ -684,7 +684,7 @@ static void dump_opt(const char *cmd, const struct cli_opt *o)
 	char arg[160], words[160] = "", extra[200], flags[4];
 
 	opt_arg(o, arg, sizeof(arg));
-	if (o->type == CLI_ENUM)
+	if (o->words)
 		words_text(o->words, ",", ",", words, sizeof(words));
 	opt_extra(o, extra, sizeof(extra));
 	snprintf(flags, sizeof(flags), "%s%s%s",
@@ -827,8 +827,7 @@ int cli_internal(const struct cli_prog *p, int argc, char **argv)
 		o = find_for(p, c, name + 2, strlen(name + 2), 0);
 		if (!o)
 			return RM_EXIT_USAGE;
-		for (size_t i = 0; o->type == CLI_ENUM && o->words[i].word;
-		     i++)
+		for (size_t i = 0; o->words && o->words[i].word; i++)
 			printf("%s\n", o->words[i].word);
 		return RM_EXIT_OK;
 	}

@@ -77,7 +77,9 @@ struct cli_opt {
 	enum cli_type type;
 	size_t off;			/* where the value goes */
 	__u32 min, max;			/* UINT range; STRING/HEX length */
-	const struct cli_word *words;	/* ENUM: ends with {NULL} */
+	const struct cli_word *words;	/* ENUM: ends with {NULL}; STRING:
+					 * words completion offers (any
+					 * value is taken), or NULL */
 	const char *def;		/* default, as text; NULL: none */
 	const char *arg;		/* placeholder in help, e.g. "ADDR" */
 	const char *help;		/* one line */
@@ -142,7 +144,8 @@ void cli_help(FILE *f, const struct cli_prog *p, const struct cli_cmd *c);
  *        required/range/default|-  help
  *   PROG __complete commands  the command words
  *   PROG __complete options WORDS...  the options of that command
- *   PROG __complete values WORDS... --opt  an ENUM option's words
+ *   PROG __complete values WORDS... --opt  an option's words (ENUM, or
+ *                                          a STRING's suggestions)
  * Returns the exit code; __options fails on an inconsistent table.
  */
 int cli_internal(const struct cli_prog *p, int argc, char **argv);

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "key.h"
 #include "ring_map.h"
 #include "state.h"
 #include "state_int.h"
@@ -60,8 +61,17 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 			continue;
 		if (!rm_name_valid(m->name) || !key_ok(&m->key) ||
 		    m->vnodes < 1 || m->vnodes > RM_MAX_VNODES ||
-		    (m->flags & ~RM_SVC_F_3TUPLE))
+		    (m->flags & ~(RM_SVC_F_3TUPLE | RM_SVC_F_KEYED)))
 			return rm_state_fail(-EINVAL, "service slot %d is invalid", i);
+		/* a key is read from one UDP datagram: TCP has no such unit */
+		if (!rm_keyspec_valid(&m->keyspec) ||
+		    !(m->flags & RM_SVC_F_KEYED) !=
+			(m->keyspec.kind == RM_KEY_FLOW) ||
+		    ((m->flags & RM_SVC_F_KEYED) && m->key.proto != 17))
+			return rm_state_fail(-EINVAL,
+					     "service '%s': a --key other than "
+					     "flow needs --proto udp",
+					     m->name);
 		for (int j = 0; j < i; j++)
 			if (new->svc[j].in_use &&
 			    (!strncmp(new->svc[j].name, m->name, RM_NAME_MAX) ||

@@ -93,7 +93,8 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 				    s->svc[i].name, kt);
 		}
 	/* the same service as before keeps its id, so restoring an
-	 * unchanged configuration changes nothing */
+	 * unchanged configuration changes nothing (a new --key of a keyed
+	 * service is a change of its record, like its check) */
 	i = rm_snap_find_svc(base, m->name);
 	if (i >= 0 && !s->svc[i].in_use &&
 	    !memcmp(&base->svc[i].key, &m->key, sizeof(m->key)) &&
@@ -111,6 +112,7 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 	rm_name_copy(s->svc[id].name, m->name, RM_NAME_MAX);
 	s->svc[id].key = m->key;
 	s->svc[id].flags = m->flags;
+	s->svc[id].keyspec = m->keyspec;
 	s->svc[id].vnodes = m->vnodes;
 	s->svc[id].in_use = 1;
 	return id;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cmd_live.h"
 #include "json.h"
+#include "key.h"
 #include "plan.h"
 
 #define KEYSPACE 4294967296.0
@@ -88,12 +89,16 @@ int live_node(struct live *lv, __u32 svc, const char *name)
 
 void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len)
 {
-	char addr[64];
+	char addr[64], key[72] = "";
 
 	rm_format_svc_addr(&m->key, addr, sizeof(addr));
-	snprintf(out, len, "%s port %u/%s %s", addr, ntohs(m->key.port),
+	if (m->flags & RM_SVC_F_KEYED) {
+		strcpy(key, " key ");
+		rm_format_keyspec(&m->keyspec, key + 5, sizeof(key) - 5);
+	}
+	snprintf(out, len, "%s port %u/%s %s%s", addr, ntohs(m->key.port),
 		 rm_proto_name(m->key.proto),
-		 m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
+		 m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple", key);
 }
 
 int live_ring(struct live *lv, __u32 svc, struct rm_ring *r)

@@ -10,12 +10,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cmd_live.h"
+#include "key.h"
 
 /* Services by id, then nodes by slot: restoring into an empty state
  * hands out the same ids and slots when the original had no holes. */
 static void write_config(FILE *f, const struct live *lv)
 {
-	char hex[33], addr[64], addr6[64], mac[18];
+	char hex[33], addr[64], addr6[64], mac[18], key[64];
 
 	rm_format_seed(&lv->old->cfg.seed, hex);
 	fprintf(f, "# ringmaster configuration: ringctl restore FILE applies it\n");
@@ -36,11 +37,16 @@ static void write_config(FILE *f, const struct live *lv)
 			continue;
 		rm_format_svc_addr(&m->key, addr, sizeof(addr));
 		fprintf(f, "service add %s --vip %s --port %u --proto %s --hash %s "
-		       "--vnodes %u\n",
+		       "--vnodes %u",
 		       m->name, addr, ntohs(m->key.port),
 		       rm_proto_name(m->key.proto),
 		       m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple",
 		       m->vnodes);
+		if (m->flags & RM_SVC_F_KEYED) {
+			rm_format_keyspec(&m->keyspec, key, sizeof(key));
+			fprintf(f, " --key %s", key);
+		}
+		fprintf(f, "\n");
 		health_save_line(f, m);
 	}
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cmd_live.h"
 #include "json.h"
+#include "key.h"
 
 static int svc_add_apply(struct edit *e, struct live *lv)
 {
@@ -15,6 +16,25 @@ static int svc_add_apply(struct edit *e, struct live *lv)
 		return ctl_runtime_error("%s", rm_errmsg());
 	snprintf(e->done, sizeof(e->done), "service %s added (id %d)", e->svc,
 		 id);
+	return 0;
+}
+
+/* --key SPEC: a UDP service keyed by its requests' key. */
+static int svc_key_parse(const struct ctl_opts *o, struct rm_svc_meta *m)
+{
+	const char *why;
+
+	if (rm_parse_keyspec(o->keyspec, &m->keyspec, &why))
+		return ctl_usage_error("service add: --key '%s': %s",
+				       o->keyspec, why);
+	if (m->keyspec.kind == RM_KEY_FLOW)
+		return 0;
+	if (m->key.proto != IPPROTO_UDP)
+		return ctl_usage_error("service add: --key %s needs --proto "
+				       "udp (a key is read from one request "
+				       "per datagram)",
+				       o->keyspec);
+	m->flags |= RM_SVC_F_KEYED;
 	return 0;
 }
 
@@ -32,6 +52,9 @@ int svc_add_parse(struct ctl_opts *o, struct edit *e)
 	m->key.port = htons((__u16)o->port.val);
 	m->key.flags = o->vip.family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
 	m->vnodes = o->vnodes.val;
+	ret = svc_key_parse(o, m);
+	if (ret)
+		return ret;
 	snprintf(m->name, sizeof(m->name), "%s", o->argv[0]);
 	snprintf(e->svc, sizeof(e->svc), "%s", o->argv[0]);
 	e->apply = svc_add_apply;
@@ -122,6 +145,8 @@ int cmd_service_list(struct ctl_opts *o)
 		rm_json_str(&j, "proto", rm_proto_name(m->key.proto));
 		rm_json_str(&j, "hash",
 			    m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
+		rm_format_keyspec(&m->keyspec, text, sizeof(text));
+		rm_json_str(&j, "key", text);
 		rm_json_u64(&j, "vnodes", m->vnodes);
 		rm_json_u64(&j, "nodes", count_nodes(lv.old, i, false));
 		rm_json_u64(&j, "active", count_nodes(lv.old, i, true));

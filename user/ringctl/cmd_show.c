@@ -3,6 +3,7 @@
  * owners come from the ring maps the kernel searches, not from a rebuild,
  * so they report what the data plane does. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cmd_live.h"
 #include "health.h"
 #include "json.h"
+#include "key.h"
 
 #define KEYSPACE 4294967296.0
 
@@ -337,6 +339,117 @@ static int lookup_flow(struct ctl_opts *o, const struct rm_svc_meta *m,
 	return 0;
 }
 
+/* The owner of one key; 0, or the exit code after the message. */
+static int key_owner(struct live *lv, int svc, const char *spec,
+		     const char *key, __u32 *id, __u32 *h)
+{
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	int err, res;
+
+	err = rm_key_owner(&lv->st, lv->old, svc, key, strlen(key), id, h,
+			   &res);
+	if (err == -EINVAL)
+		return ctl_usage_error("lookup: '%s' is no key of --key %s "
+				       "(%s): the data plane would route "
+				       "such a request by its flow",
+				       key, spec, rm_key_result_name(res));
+	if (err == -ENOENT)
+		return ctl_runtime_error("service '%s' has no active node: its "
+					 "packets are dropped",
+					 m->name);
+	if (err)
+		return ctl_runtime_error("%s", rm_errmsg());
+	return 0;
+}
+
+/* lookup --key KEY / --qname NAME / --key-file FILE: the node the data
+ * plane sends each key's requests to, computed by the same code
+ * (rm_key_owner). A file gives a key a line (no line ending kept). */
+static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
+{
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	const char *one = o->lookup_key ? o->lookup_key : o->qname;
+	FILE *f = NULL;
+	char spec[64], mac[18], *line = NULL;
+	size_t cap = 0;
+	struct rm_json j;
+	__u32 id, h;
+	int ret = 0;
+
+	rm_format_keyspec(&m->keyspec, spec, sizeof(spec));
+	if (!(m->flags & RM_SVC_F_KEYED))
+		return ctl_usage_error("lookup: service %s routes by flow, not "
+				       "by key: use --src/--sport (or add it "
+				       "with --key)",
+				       m->name);
+	if (o->qname && m->keyspec.kind != RM_KEY_DNS)
+		return ctl_usage_error("lookup: --qname is for --key dns "
+				       "services; %s has --key %s: use --key",
+				       m->name, spec);
+	if (o->key_file) {
+		f = strcmp(o->key_file, "-") ? fopen(o->key_file, "r") : stdin;
+		if (!f)
+			return ctl_runtime_error("lookup: --key-file %s: %s",
+						 o->key_file, strerror(errno));
+	}
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		if (f)
+			rm_json_arr_open(&j, NULL);
+	}
+	for (;;) {
+		const struct rm_node *n;
+		const char *key = one;
+
+		if (f) {
+			ssize_t len = getline(&line, &cap, f);
+
+			if (len < 0)
+				break;
+			while (len && (line[len - 1] == '\n' ||
+				       line[len - 1] == '\r'))
+				line[--len] = 0;
+			key = line;
+		}
+		ret = key_owner(lv, svc, spec, key, &id, &h);
+		if (ret)
+			break;
+		n = &lv->old->node[id];
+		rm_format_mac(n->mac, mac);
+		if (!o->json) {
+			if (f)
+				printf("%s %s\n", key, n->name);
+			else
+				printf("%s: key '%s' (%s) hash 0x%08x -> node "
+				       "%s (slot %u, %s via %s)\n",
+				       m->name, key, spec, h, n->name, id, mac,
+				       n->dev);
+		} else {
+			rm_json_obj_open(&j, NULL);
+			rm_json_str(&j, "service", m->name);
+			rm_json_str(&j, "key", key);
+			rm_json_str(&j, "extractor", spec);
+			rm_json_u64(&j, "hash", h);
+			rm_json_str(&j, "node", n->name);
+			rm_json_u64(&j, "node_id", id);
+			rm_json_str(&j, "mac", mac);
+			rm_json_str(&j, "dev", n->dev);
+			rm_json_obj_close(&j);
+		}
+		if (!f)
+			break;
+	}
+	if (o->json && !ret) {
+		if (f)
+			rm_json_arr_close(&j);
+		rm_json_end(&j);
+	}
+	free(line);
+	if (f && f != stdin)
+		fclose(f);
+	return ret;
+}
+
 int cmd_lookup(struct ctl_opts *o)
 {
 	struct rm_slot *slots = NULL;
@@ -346,18 +459,33 @@ int cmd_lookup(struct ctl_opts *o)
 	struct rm_json j;
 	struct live lv;
 	__u32 nslots, h, id;
-	int ret, svc;
+	int ret, svc, keyed;
 
 	if (o->argc != 1)
 		return ctl_usage_error("lookup: expected one SERVICE");
 	if ((ret = live_name("service", o->argv[0])))
 		return ret;
+	keyed = !!o->lookup_key + !!o->qname + !!o->key_file;
+	if (keyed > 1)
+		return ctl_usage_error("lookup: --key, --qname, --key-file: "
+				       "give one");
+	if (keyed && (o->src.set || o->sport.set))
+		return ctl_usage_error("lookup: --key/--qname/--key-file name "
+				       "keys, --src/--sport a flow: give one");
+	if (!keyed && !o->src.set)
+		return ctl_usage_error("lookup: --src ADDR (a flow) or --key "
+				       "KEY / --qname NAME (a keyed service) "
+				       "is required");
 	ret = live_open(o, &lv, RM_LOCK_SH);
 	if (ret)
 		return ret;
 	svc = live_svc(&lv, o->argv[0]);
 	if (svc < 0) {
 		ret = RM_EXIT_RUNTIME;
+		goto out;
+	}
+	if (keyed) {
+		ret = lookup_key(o, &lv, svc);
 		goto out;
 	}
 	ret = lookup_flow(o, &lv.old->svc[svc], &f);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include "cmd_live.h"
+#include "key.h"
 
 #define F(fld) offsetof(struct ctl_opts, fld)
 #define FLAG(n, fld, h, ...)                                                 \
@@ -105,6 +106,11 @@ static const struct cli_word protos[] = {
     {"tcp", IPPROTO_TCP}, {"udp", IPPROTO_UDP}, {NULL, 0}};
 static const struct cli_word hashes[] = {
     {"5tuple", 0}, {"3tuple", RM_SVC_F_3TUPLE}, {NULL, 0}};
+/* --key SPEC: the words completion offers (bytes:... and token:... take
+ * numbers) */
+static const struct cli_word key_kinds[] = {
+    {"flow", RM_KEY_FLOW}, {"memcached", RM_KEY_MEMCACHED},
+    {"dns", RM_KEY_DNS}, {NULL, 0}};
 static const struct cli_word checks[] = {
     {"tcp", RM_CHECK_TCP},   {"http", RM_CHECK_HTTP},
     {"udp", RM_CHECK_UDP},   {"exec", RM_CHECK_EXEC},
@@ -150,6 +156,13 @@ static const struct cli_opt service_add_opts[] = {
 	 "what a flow's node depends on: addresses and ports, or addresses "
 	 "and protocol only",
 	 .def = "5tuple"),
+    STR("key", keyspec, 63,
+	"flow|memcached|dns|bytes:OFF:LEN|token:OFF:DELIMS:MAXLEN",
+	"UDP: send each request to its key's owner: a memcached key, a DNS "
+	"QNAME, LEN bytes at payload offset OFF, or from OFF up to one of "
+	"DELIMS (escapes \\s \\r \\n \\t \\\\ \\xHH), at most MAXLEN bytes; "
+	"flow: by the flow",
+	.def = "flow", .words = key_kinds),
     OPT_VNODES,
     OPTS_CHANGE,
     END};
@@ -210,12 +223,20 @@ static const struct cli_opt service_set_opts[] = {
     END};
 
 static const struct cli_opt lookup_opts[] = {
-    ADDR("src", src, "the flow's source address", .flags = CLI_REQUIRED),
+    ADDR("src", src, "the flow's source address (a flow: --src, or a key: "
+		     "--key, --qname, --key-file)"),
     UINT("sport", sport, 0, 65535, "PORT",
 	 "the flow's source port (required for a 5-tuple service)"),
     ADDR("dst", dst, "the flow's destination address (default: the VIP)"),
     UINT("dport", dport, 0, 65535, "PORT",
 	 "the flow's destination port (default: the service's)"),
+    STR("key", lookup_key, RM_KEY_WINDOW, "KEY",
+	"a keyed service: the key (as the client sends it; --key dns: a "
+	"name)"),
+    STR("qname", qname, RM_KEY_MAX, "NAME",
+	"a --key dns service: the query name, any case, final dot optional"),
+    STR("key-file", key_file, 0, "FILE",
+	"a keyed service: a key a line (- for stdin); prints KEY NODE lines"),
     OPT_JSON,
     OPT_PIN_DIR,
     END};
@@ -306,7 +327,9 @@ static const struct ctl_cmd commands[] = {
     CMD("show", "[SERVICE]",
 	"services, nodes, live ring shares, connections", view_opts, 0,
 	.run = cmd_show),
-    CMD("lookup", "SERVICE", "the node the data plane picks for a flow",
+    CMD("lookup", "SERVICE",
+	"the node the data plane picks for a flow, or for a keyed service's "
+	"key",
 	lookup_opts, 0, .run = cmd_lookup),
     CMD("stats", NULL, "the data plane's counters", view_opts, 0,
 	.run = cmd_stats),

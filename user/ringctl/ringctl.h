@@ -25,9 +25,13 @@ struct ctl_opts {
 	struct cli_mac mac;
 	const char *dev;
 	struct cli_u32 weight;
-	/* lookup */
+	/* service add --key SPEC: what a UDP service hashes (user/lib/key.h) */
+	const char *keyspec;
+	/* lookup: a flow, or a keyed service's key (--key, --qname, or
+	 * --key-file, a key a line) */
 	struct cli_addr src, dst;
 	struct cli_u32 sport, dport;
+	const char *lookup_key, *qname, *key_file;
 	/* node state */
 	bool drain, active, down;
 	/* save --output FILE */

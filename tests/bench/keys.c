@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part "keys": per-packet cost of each key extractor (include/ringmaster/
+ * rm_key.h) in the kernel, bpf_prog_test_run_opts, keys of 8, 32 and 250
+ * bytes, next to the flow-hash paths of the same program and ring:
+ *   udp flow, table hit   a UDP flow service's packet after its first:
+ *                         connection-table hit, no hash (what flows pay)
+ *   tcp SYN, flow hash    a 5-tuple SYN: the flow hash and the ring search
+ *                         (what a keyed request pays besides its key)
+ * A keyed request skips the table, copies up to 512 payload bytes, reads
+ * its key, hashes it and searches the ring.
+ *
+ * Each figure is the median (min-max) over interleaved rounds, the order
+ * reversed every other round, of the kernel's own duration per run. The
+ * path is verified before timing (verdict XDP_TX, the node userspace
+ * computes for the key or flow, a fixed point) and in every timed run (the
+ * outcome counter and key-routed or conn-hit moved by exactly `repeat`).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ringmaster/rm_key.h>
+#include "ringmaster.skel.h"
+#include "bench.h"
+#include "director.h"
+#include "key.h"
+#include "ring_map.h"
+#include "vip_filter.h"
+
+#define KY_REPEAT 200000u
+#define KY_NODES 16
+#define KY_FRAME_MAX 600
+
+struct ky_row {
+	const char *path;
+	int key_len; /* 0: not keyed */
+	__u8 frame[KY_FRAME_MAX];
+	size_t len;
+	int svc;
+	__u32 want_node, check_cnt;
+	double ns[101];
+	struct bench_stat st;
+	char status[128];
+};
+
+struct ky_svc {
+	__u16 port;
+	__u8 proto;
+	const char *spec; /* NULL: flow */
+};
+
+enum { S_UDP, S_TCP, S_MC, S_DNS, S_TOKEN, S_BYTES8, S_BYTES32, S_BYTES250,
+       S_NR };
+static const struct ky_svc svcs[S_NR] = {
+    [S_UDP] = {80, IPPROTO_UDP, NULL},
+    [S_TCP] = {80, IPPROTO_TCP, NULL},
+    [S_MC] = {11211, IPPROTO_UDP, "memcached"},
+    [S_DNS] = {53, IPPROTO_UDP, "dns"},
+    [S_TOKEN] = {7000, IPPROTO_UDP, "token:0:\\n:255"},
+    [S_BYTES8] = {7008, IPPROTO_UDP, "bytes:0:8"},
+    [S_BYTES32] = {7032, IPPROTO_UDP, "bytes:0:32"},
+    [S_BYTES250] = {7250, IPPROTO_UDP, "bytes:0:250"},
+};
+
+static int ky_service(struct director *d, int id, struct rm_key_spec *spec)
+{
+	const struct ky_svc *s = &svcs[id];
+	const char *why;
+
+	memset(spec, 0, sizeof(*spec));
+	if (s->spec && rm_parse_keyspec(s->spec, spec, &why))
+		return -EINVAL;
+	return dir_service_keyed(d, BENCH_VIP, s->port, s->proto, (__u32)id,
+				 spec);
+}
+
+/* Ethernet/IPv4/UDP frame carrying pl; returns its length. */
+static size_t ky_frame(__u8 *buf, __u16 dport, const void *pl, size_t n)
+{
+	size_t len = bench_frame(buf, bench_dir_mac, bench_client_mac,
+				 BENCH_CLIENT_IP, BENCH_VIP, 40000, dport,
+				 IPPROTO_UDP, 0);
+	__u16 ip_len, udp_len;
+	__u32 sum = 0;
+
+	/* bench_frame pads to 60 bytes: the UDP header ends at 42 */
+	len = 42;
+	memcpy(buf + len, pl, n);
+	len += n;
+	ip_len = htons((__u16)(len - ETH_HLEN));
+	udp_len = htons((__u16)(len - ETH_HLEN - 20));
+	memcpy(buf + ETH_HLEN + 2, &ip_len, 2);
+	memcpy(buf + ETH_HLEN + 20 + 4, &udp_len, 2);
+	buf[ETH_HLEN + 10] = buf[ETH_HLEN + 11] = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (buf[ETH_HLEN + i] << 8) | buf[ETH_HLEN + i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	buf[ETH_HLEN + 10] = (__u8)(~sum >> 8);
+	buf[ETH_HLEN + 11] = (__u8)~sum;
+	return len < 60 ? 60 : len;
+}
+
+/* The request of svc whose key is len bytes: payload into pl, the key as
+ * rm_key_from_text takes it into key. */
+static size_t ky_request(int svc, int len, char *pl, char *key, __u32 *klen)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < len; i++)
+		key[i] = (char)('a' + i % 26);
+	*klen = (__u32)len;
+	switch (svc) {
+	case S_MC:
+		memcpy(pl, "\0\1\0\0\0\1\0\0", 8);
+		n = 8 + (size_t)sprintf(pl + 8, "get %.*s\r\n", len, key);
+		break;
+	case S_DNS: {
+		/* a name whose wire form is len bytes: labels of up to 63 */
+		int left = len - 1, t = 0;
+
+		memcpy(pl, "\x12\x34\x01\x00\x00\x01\0\0\0\0\0\0", 12);
+		n = 12;
+		while (left > 0) {
+			int lab = left - 1 < 63 ? left - 1 : 63;
+
+			if (left - (lab + 1) == 1)
+				lab--;
+			pl[n++] = (char)lab;
+			memcpy(pl + n, key + t, lab);
+			n += lab;
+			t += lab;
+			key[t++] = '.';
+			left -= lab + 1;
+		}
+		pl[n++] = 0;
+		memcpy(pl + n, "\0\1\0\1", 4);
+		n += 4;
+		*klen = (__u32)t;
+		break;
+	}
+	case S_TOKEN:
+		memcpy(pl, key, len);
+		pl[len] = '\n';
+		n = len + 1;
+		break;
+	default: /* bytes: the key and a tail */
+		memcpy(pl, key, len);
+		memset(pl + len, 'z', 16);
+		n = len + 16;
+		break;
+	}
+	return n;
+}
+
+static int ky_run(struct director *d, struct ky_row *r, __u32 repeat,
+		  double *ns, char *why, size_t wl)
+{
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
+	__u8 out[KY_FRAME_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = r->frame,
+		    .data_size_in = r->len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = repeat);
+	__u8 mac[6];
+
+	if (dir_counters(d, before) || bpf_prog_test_run_opts(d->prog_fd, &o) ||
+	    dir_counters(d, after)) {
+		snprintf(why, wl, "test_run: %s", strerror(errno));
+		return -1;
+	}
+	bench_node_mac(r->want_node, mac);
+	if (o.retval != XDP_TX || memcmp(out, mac, 6)) {
+		snprintf(why, wl, "verdict %u, not XDP_TX to node %u",
+			 o.retval, r->want_node);
+		return -1;
+	}
+	if (after[RM_CNT_FWD_TX] - before[RM_CNT_FWD_TX] != repeat ||
+	    after[r->check_cnt] - before[r->check_cnt] != repeat) {
+		snprintf(why, wl, "%s moved by %llu, not %u",
+			 dir_counter_name(r->check_cnt),
+			 (unsigned long long)(after[r->check_cnt] -
+					      before[r->check_cnt]),
+			 repeat);
+		return -1;
+	}
+	*ns = o.duration;
+	return 0;
+}
+
+int cmd_keys(const struct bench_opts *o)
+{
+	static const int sizes[] = {8, 32, 250};
+	static struct ky_row rows[2 + 4 * 3];
+	struct rm_key_spec specs[S_NR];
+	struct rm_node_spec nodes[KY_NODES];
+	struct rm_slot *slots = NULL;
+	struct rm_seed seed = {BENCH_SEED_K0, BENCH_SEED_K1};
+	struct director d;
+	struct rm_ring ring;
+	struct rm_json j;
+	__u32 nslots, repeat = o->quick ? KY_REPEAT / 10 : KY_REPEAT;
+	int nrows = 0, err, i, bad = 0;
+	FILE *jf;
+
+	bench_pin_cpu();
+	if (dir_open(&d) || dir_seed(&d))
+		return 1;
+	for (i = 0; i < KY_NODES; i++) {
+		__u8 mac[6];
+
+		snprintf(nodes[i].name, sizeof(nodes[i].name), "n%d", i + 1);
+		nodes[i].weight = 1;
+		nodes[i].id = i + 1;
+		bench_node_mac(i + 1, mac);
+		if (dir_node(&d, i + 1, mac, bench_dir_mac, 1, 0))
+			return 1;
+	}
+	err = rm_ring_build(&seed, nodes, KY_NODES, 100, &ring);
+	if (err)
+		return 1;
+	nslots = rm_ring_nslots(&ring);
+	slots = calloc(nslots, sizeof(*slots));
+	if (!slots || rm_ring_encode(&ring, slots, nslots))
+		return 1;
+	for (i = 0; i < S_NR; i++) {
+		int fd = dir_ring_map(slots, nslots);
+
+		if (fd < 0 || ky_service(&d, i, &specs[i]) ||
+		    dir_ring_install(&d, i, fd))
+			return 1;
+		close(fd);
+	}
+
+	/* the flow-hash paths */
+	for (i = 0; i < 2; i++) {
+		struct ky_row *r = &rows[nrows++];
+		struct rm_flow f;
+		__u32 id;
+
+		r->path = i ? "tcp SYN: flow hash + ring" :
+			      "udp flow: table hit";
+		r->svc = i ? S_TCP : S_UDP;
+		r->len = bench_frame(r->frame, bench_dir_mac, bench_client_mac,
+				     BENCH_CLIENT_IP, BENCH_VIP, 40000, 80,
+				     i ? IPPROTO_TCP : IPPROTO_UDP,
+				     i ? BENCH_TCP_SYN : 0);
+		bench_frame_flow(r->frame, &f);
+		rm_ring_lookup(slots, nslots, rm_flow_hash(&seed, &f), &id);
+		r->want_node = id;
+		r->check_cnt = i ? RM_CNT_FWD_TX : RM_CNT_CONN_HIT;
+	}
+	for (int e = 0; e < 4; e++)
+		for (size_t s = 0; s < 3; s++) {
+			static const char *const names[] = {
+			    "memcached get", "dns qname", "token", "bytes"};
+			static char pl[600], key[600];
+			static struct rm_key_buf b;
+			struct ky_row *r = &rows[nrows++];
+			int svc = e == 0   ? S_MC
+				  : e == 1 ? S_DNS
+				  : e == 2 ? S_TOKEN
+					   : S_BYTES8 + (int)s;
+			__u32 klen, id;
+			size_t n;
+
+			r->path = names[e];
+			r->key_len = sizes[s];
+			r->svc = svc;
+			n = ky_request(svc, sizes[s], pl, key, &klen);
+			r->len = ky_frame(r->frame, svcs[svc].port, pl, n);
+			if (rm_key_from_text(&specs[svc], key, klen, &b) !=
+			    RM_KEY_OK)
+				return 1;
+			rm_ring_lookup(slots, nslots,
+				       rm_key_hash(&seed, b.key, b.klen), &id);
+			r->want_node = id;
+			r->check_cnt = RM_CNT_KEY_ROUTED;
+		}
+
+	/* verify, warm up, then interleaved rounds */
+	for (i = 0; i < nrows; i++) {
+		__u32 cnt = rows[i].check_cnt;
+		double ns;
+
+		/* the flow's first packet writes its table entry */
+		rows[i].check_cnt = RM_CNT_FWD_TX;
+		if (cnt == RM_CNT_CONN_HIT &&
+		    ky_run(&d, &rows[i], 1, &ns, rows[i].status,
+			   sizeof(rows[i].status)))
+			bad = 1;
+		rows[i].check_cnt = cnt;
+		if (ky_run(&d, &rows[i], 1, &ns, rows[i].status,
+			   sizeof(rows[i].status)) ||
+		    ky_run(&d, &rows[i], repeat / 10, &ns, rows[i].status,
+			   sizeof(rows[i].status)))
+			bad = 1;
+	}
+	for (int rd = 0; rd < o->rounds; rd++)
+		for (int n = 0; n < nrows; n++) {
+			struct ky_row *r = &rows[rd % 2 ? nrows - 1 - n : n];
+
+			if (r->status[0])
+				continue;
+			if (ky_run(&d, r, repeat, &r->ns[rd], r->status,
+				   sizeof(r->status)))
+				bad = 1;
+		}
+
+	jf = bench_json_open(o, &j);
+	if (!jf)
+		return 1;
+	rm_json_obj_open(&j, NULL);
+	rm_json_u64(&j, "repeat", repeat);
+	rm_json_u64(&j, "ring_entries", ring.n);
+	rm_json_arr_open(&j, "rows");
+	printf("per packet in the kernel (bpf_prog_test_run, repeat %u, %d "
+	       "rounds, median [min-max] ns); ring of %u nodes x 100 vnodes\n\n",
+	       repeat, o->rounds, KY_NODES);
+	printf("| path | key bytes | ns/packet | vs tcp SYN (flow hash) |\n");
+	printf("|---|---|---|---|\n");
+	for (i = 0; i < nrows; i++) {
+		struct ky_row *r = &rows[i];
+
+		if (!r->status[0])
+			bench_stat_of(r->ns, o->rounds, &r->st);
+	}
+	for (i = 0; i < nrows; i++) {
+		struct ky_row *r = &rows[i];
+		char kl[16] = "-";
+
+		if (r->key_len)
+			snprintf(kl, sizeof(kl), "%d", r->key_len);
+		if (r->status[0])
+			printf("| %s | %s | FAILED: %s | |\n", r->path, kl,
+			       r->status);
+		else
+			printf("| %s | %s | %.0f [%.0f-%.0f] | %.2fx |\n",
+			       r->path, kl, r->st.med, r->st.min, r->st.max,
+			       rows[1].status[0] ? 0 : r->st.med / rows[1].st.med);
+		rm_json_obj_open(&j, NULL);
+		rm_json_str(&j, "path", r->path);
+		rm_json_u64(&j, "key_bytes", r->key_len);
+		rm_json_str(&j, "status", r->status[0] ? r->status : "ok");
+		if (!r->status[0])
+			bench_json_stat(&j, "ns", &r->st);
+		rm_json_obj_close(&j);
+	}
+	rm_json_arr_close(&j);
+	rm_json_obj_close(&j);
+	bench_json_close(jf, &j);
+	free(slots);
+	rm_ring_free(&ring);
+	dir_close(&d);
+	return bad ? 3 : 0;
+}
