@@ -8,7 +8,10 @@
  *             place), so every header field that matters is written here
  *             on every packet: both MACs, the source address and UDP
  *             source port of flow number seq % tg_flows, the IPv4
- *             checksum. Returns XDP_TX: out of the interface it runs on.
+ *             checksum; with tg_key_off set, the flow number as 8 hex
+ *             digits at that frame offset (a request key per flow, e.g.
+ *             memcached's "get k:XXXXXXXX"). Returns XDP_TX: out of the
+ *             interface it runs on.
  *   tg_mix    front end for bpf_prog_test_run without live frames: gives
  *             each run a new TCP/UDP source port (so a new ring position)
  *             and tail-calls the program in tg_next[0]. The kernel repeats
@@ -51,6 +54,9 @@ const volatile __u32 tg_mix_base = 0;
 __u64 tg_seq;
 __u8 tg_orig_eth[ETH_HLEN];
 const volatile __u32 tg_orig_len = 0;
+/* Frame offset of the 8 hex digits tg_udp writes (0: none); .bss, so one
+ * loaded generator serves keyed and unkeyed rounds. */
+__u32 tg_key_off;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -109,6 +115,20 @@ int tg_udp(struct xdp_md *ctx)
 	iph->check = tg_csum_ipv4(iph);
 	uh->source = bpf_htons((__u16)(tg_sport + f % nports));
 	uh->check = 0; /* optional over IPv4 */
+	if (tg_key_off) {
+		__u32 off = tg_key_off & 0xff;
+		__u8 *k = data + off;
+		int i;
+
+		if ((void *)(k + 8) > data_end)
+			return XDP_ABORTED;
+#pragma unroll
+		for (i = 0; i < 8; i++) {
+			__u8 d = (f >> (28 - 4 * i)) & 0xf;
+
+			k[i] = d < 10 ? '0' + d : 'a' - 10 + d;
+		}
+	}
 	return XDP_TX;
 }
 

@@ -11,7 +11,8 @@
 #   keys     per-packet cost of each key extractor (keys of 8, 32, 250
 #            bytes) beside the flow-hash paths, bpf_prog_test_run
 #   control  node add to live ring (state API, ringctl), memory
-#   live     forwarding rate in a namespace testbed (scripts/testbed.sh)
+#   live     forwarding rate in a namespace testbed (scripts/testbed.sh):
+#            UDP flows, and memcached requests to a keyed service
 #
 # Usage: scripts/bench.sh [BUILD]
 # Environment: BENCH_ROUNDS (default 7, at least 5), BENCH_QUICK=1 (small

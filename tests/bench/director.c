@@ -49,9 +49,10 @@ bool dir_counter_is_outcome(int id)
 {
 	const char *n = dir_counter_name(id);
 
-	/* conn-* count table events, encap-* come with forwarded-* */
+	/* conn-* and key-* come on top of a packet's one outcome, encap-*
+	 * with forwarded-* */
 	return id != RM_CNT_ICMP_FORWARDED && strncmp(n, "conn-", 5) != 0 &&
-	       strncmp(n, "encap-", 6) != 0;
+	       strncmp(n, "key-", 4) != 0 && strncmp(n, "encap-", 6) != 0;
 }
 
 int dir_open(struct director *d)
@@ -228,6 +229,21 @@ size_t bench_frame(__u8 *buf, const __u8 dst_mac[6], const __u8 src_mac[6],
 		uh->len = htons(sizeof(*uh));
 	}
 	return FRAME_LEN;
+}
+
+size_t bench_frame_payload(__u8 *buf, const void *pl, size_t n)
+{
+	struct iphdr *iph = (void *)(buf + ETH_HLEN);
+	struct udphdr *uh = (void *)(iph + 1);
+	size_t len = ETH_HLEN + sizeof(*iph) + sizeof(*uh);
+
+	memcpy(buf + len, pl, n);
+	len += n;
+	iph->tot_len = htons((__u16)(len - ETH_HLEN));
+	uh->len = htons((__u16)(len - ETH_HLEN - sizeof(*iph)));
+	iph->check = 0;
+	iph->check = ip_csum(iph, sizeof(*iph));
+	return len < FRAME_LEN ? FRAME_LEN : len;
 }
 
 void bench_frame_flow(const __u8 *frame, struct rm_flow *f)

@@ -66,6 +66,10 @@ extern const __u8 bench_client_mac[6];
 size_t bench_frame(__u8 *buf, const __u8 dst_mac[6], const __u8 src_mac[6],
 		   __u32 saddr, __u32 daddr, __u16 sport, __u16 dport,
 		   __u8 proto, __u8 tcp_flags);
+/* Put n payload bytes after the UDP header of such a UDP frame (buf
+ * holds them), lengths and IPv4 checksum updated: the new frame length
+ * (at least 60). */
+size_t bench_frame_payload(__u8 *buf, const void *pl, size_t n);
 /* The flow of such a frame, as the data plane hashes it. */
 void bench_frame_flow(const __u8 *frame, struct rm_flow *f);
 /* Set the L4 source port (host order) of such a frame. */

@@ -84,28 +84,9 @@ static int ky_service(struct director *d, int id, struct rm_key_spec *spec)
 /* Ethernet/IPv4/UDP frame carrying pl; returns its length. */
 static size_t ky_frame(__u8 *buf, __u16 dport, const void *pl, size_t n)
 {
-	size_t len = bench_frame(buf, bench_dir_mac, bench_client_mac,
-				 BENCH_CLIENT_IP, BENCH_VIP, 40000, dport,
-				 IPPROTO_UDP, 0);
-	__u16 ip_len, udp_len;
-	__u32 sum = 0;
-
-	/* bench_frame pads to 60 bytes: the UDP header ends at 42 */
-	len = 42;
-	memcpy(buf + len, pl, n);
-	len += n;
-	ip_len = htons((__u16)(len - ETH_HLEN));
-	udp_len = htons((__u16)(len - ETH_HLEN - 20));
-	memcpy(buf + ETH_HLEN + 2, &ip_len, 2);
-	memcpy(buf + ETH_HLEN + 20 + 4, &udp_len, 2);
-	buf[ETH_HLEN + 10] = buf[ETH_HLEN + 11] = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += (buf[ETH_HLEN + i] << 8) | buf[ETH_HLEN + i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	buf[ETH_HLEN + 10] = (__u8)(~sum >> 8);
-	buf[ETH_HLEN + 11] = (__u8)~sum;
-	return len < 60 ? 60 : len;
+	bench_frame(buf, bench_dir_mac, bench_client_mac, BENCH_CLIENT_IP,
+		    BENCH_VIP, 40000, dport, IPPROTO_UDP, 0);
+	return bench_frame_payload(buf, pl, n);
 }
 
 /* The request of svc whose key is len bytes: payload into pl, the key as

@@ -10,7 +10,10 @@
  *              seeded, one UDP service on the testbed VIP, the testbed's
  *              nodes, a ring of nodes x 1000 vnodes, rm_tx_ports) or the
  *              baseline's bl_redirect (everything to node 1) in turn,
- *              swapped on one BPF link between rounds.
+ *              swapped on one BPF link between rounds. A third contender
+ *              is the director on memcached-shaped requests to a keyed
+ *              service (--key memcached, same ring): "get k:XXXXXXXX"
+ *              with a key per flow, each routed by its key.
  *   node ns:   tg_count on each n-eth0 counts and drops (a veth only
  *              accepts redirected frames when its peer runs XDP).
  *
@@ -45,6 +48,7 @@
 #include "trafficgen.skel.h"
 #include "bench.h"
 #include "director.h"
+#include "key.h"
 #include "ringfix.h"
 #include "util.h"
 
@@ -53,6 +57,17 @@
 #define LV_FLOWS 131072u /* 2 source addresses x 65,536 ports */
 #define LV_BATCH 64
 #define LV_ALARM_S 240
+#define LV_MC_PORT 11211
+#define LV_MC_SVC_ID 1
+/* a memcached UDP request: frame header (id 0, seq 0 of 1), then the
+ * command; tg_udp writes the flow number over the eight zeros */
+#define LV_MC_REQ "\0\0\0\0\0\1\0\0get k:00000000\r\n"
+#define LV_MC_KEY_OFF (42 + 8 + 6)
+
+enum lv_prog { LV_BASELINE, LV_DIRECTOR, LV_KEYED, LV_NPROGS };
+static const char *const lv_prog_name[LV_NPROGS] = {
+    [LV_BASELINE] = "baseline", [LV_DIRECTOR] = "director",
+    [LV_KEYED] = "director, keyed"};
 
 struct testbed {
 	char client_ns[64], dir_ns[64], client_if[IF_NAMESIZE];
@@ -180,8 +195,9 @@ struct lctx {
 	struct bpf_link *in_link;
 	int root_ns;
 	__u32 client_ifindex;
-	__u8 frame[64];
-	size_t len;
+	__u8 frame[64], mc_frame[128];
+	size_t len, mc_len;
+	enum lv_prog prog; /* on d-in now (set_prog) */
 };
 
 static __u64 percpu_sum(int fd, __u32 key, int ncpus)
@@ -199,6 +215,8 @@ static int load_all(struct lctx *l)
 {
 	struct testbed *tb = &l->tb;
 	struct bench_ring br;
+	struct rm_key_spec spec;
+	const char *why;
 	__u32 id;
 	int err, inner;
 
@@ -221,6 +239,14 @@ static int load_all(struct lctx *l)
 	if (inner < 0)
 		return inner;
 	err = dir_ring_install(&l->d, BENCH_SVC_ID, inner);
+	/* the keyed service: the same nodes and ring */
+	if (!err)
+		err = rm_parse_keyspec("memcached", &spec, &why) ? -EINVAL : 0;
+	if (!err)
+		err = dir_service_keyed(&l->d, tb->vip, LV_MC_PORT, IPPROTO_UDP,
+					LV_MC_SVC_ID, &spec);
+	if (!err)
+		err = dir_ring_install(&l->d, LV_MC_SVC_ID, inner);
 	close(inner);
 	if (err)
 		return err;
@@ -248,6 +274,10 @@ static int load_all(struct lctx *l)
 	l->len =
 	    bench_frame(l->frame, tb->dir_in_mac, tb->client_mac, tb->client_ip,
 			tb->vip, 1024, LV_PORT, IPPROTO_UDP, 0);
+	bench_frame(l->mc_frame, tb->dir_in_mac, tb->client_mac, tb->client_ip,
+		    tb->vip, 1024, LV_MC_PORT, IPPROTO_UDP, 0);
+	l->mc_len = bench_frame_payload(l->mc_frame, LV_MC_REQ,
+					sizeof(LV_MC_REQ) - 1);
 	return 0;
 }
 
@@ -314,15 +344,20 @@ struct lrun {
 	__u64 sent, counted;
 };
 
-/* Send n frames; is_dir: the director is on d-in (check its counters). */
-static int live_run(struct lctx *l, __u32 n, bool is_dir, struct lrun *r,
-		    char *why, size_t wlen)
+/* Send n frames through the program on d-in (set_prog); the director's
+ * counters are checked: every frame forwarded, and with the keyed
+ * service every one routed by its key. */
+static int live_run(struct lctx *l, __u32 n, struct lrun *r, char *why,
+		    size_t wlen)
 {
+	bool is_dir = l->prog != LV_BASELINE, keyed = l->prog == LV_KEYED;
+	__u8 *frame = keyed ? l->mc_frame : l->frame;
+	size_t len = keyed ? l->mc_len : l->len;
 	/* the kernel wants data_end to be the frame's size */
-	struct xdp_md ctx = {.data_end = l->len,
+	struct xdp_md ctx = {.data_end = (__u32)len,
 			     .ingress_ifindex = l->client_ifindex};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = l->frame,
-		    .data_size_in = l->len, .ctx_in = &ctx,
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+		    .data_size_in = len, .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx), .repeat = n,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
 		    .batch_size = LV_BATCH);
@@ -332,6 +367,7 @@ static int live_run(struct lctx *l, __u32 n, bool is_dir, struct lrun *r,
 	if (is_dir && dir_counters(&l->d, before))
 		goto sys;
 	c0 = percpu_sum(cnt_fd, 0, l->d.ncpus);
+	l->tg->bss->tg_key_off = keyed ? LV_MC_KEY_OFF : 0;
 	s0 = l->tg->bss->tg_seq;
 	t0 = bench_now_ns();
 	if (bpf_prog_test_run_opts(bpf_program__fd(l->tg->progs.tg_udp), &opts))
@@ -369,6 +405,15 @@ static int live_run(struct lctx *l, __u32 n, bool is_dir, struct lrun *r,
 				return -1;
 			}
 		}
+		if (after[RM_CNT_KEY_ROUTED] - before[RM_CNT_KEY_ROUTED] !=
+		    (keyed ? n : 0)) {
+			snprintf(why, wlen,
+				 "key-routed moved %llu, expected %u",
+				 (unsigned long long)(after[RM_CNT_KEY_ROUTED] -
+						      before[RM_CNT_KEY_ROUTED]),
+				 keyed ? n : 0);
+			return -1;
+		}
 	}
 	return 0;
 sys:
@@ -376,11 +421,12 @@ sys:
 	return -1;
 }
 
-static int set_prog(struct lctx *l, bool dir)
+static int set_prog(struct lctx *l, enum lv_prog prog)
 {
-	struct bpf_program *p =
-	    dir ? l->d.skel->progs.rm_xdp : l->bl->progs.bl_redirect;
+	struct bpf_program *p = prog == LV_BASELINE ? l->bl->progs.bl_redirect
+						    : l->d.skel->progs.rm_xdp;
 
+	l->prog = prog;
 	return bpf_link__update_program(l->in_link, p);
 }
 
@@ -389,9 +435,9 @@ int cmd_live(const struct bench_opts *o)
 	const char *state = NULL;
 	__u32 n = o->quick ? 200000 : 2000000;
 	struct lctx l = {.o = o, .root_ns = -1};
-	double pd[101], pb[101], ratio[101];
-	double dl[101], bl[101];
-	struct bench_stat sd, sb, sr, sdl, sbl;
+	double pd[101], pb[101], pk[101], ratio[101], kratio[101];
+	double dl[101], bl[101], kl[101];
+	struct bench_stat sd, sb, sk, sr, skr, sdl, sbl, skl;
 	__u64 node_pk[LV_MAX_NODES] = {0}, conn[RM_CNT_MAX];
 	__u64 conn0[RM_CNT_MAX];
 	char why[160] = "";
@@ -428,15 +474,12 @@ int cmd_live(const struct bench_opts *o)
 		goto out;
 	}
 
-	/* warm-up and check: both programs deliver every frame */
-	for (int k = 0; k < 2; k++) {
-		bool dir = k == 0;
-
-		err = set_prog(&l, dir);
-		if (err || live_run(&l, n / 10, dir, &r, why, sizeof(why))) {
+	/* warm-up and check: every program delivers every frame */
+	for (int k = 0; k < LV_NPROGS; k++) {
+		err = set_prog(&l, (enum lv_prog)k);
+		if (err || live_run(&l, n / 10, &r, why, sizeof(why))) {
 			fprintf(stderr, "live: warm-up (%s): %s\n",
-				dir ? "director" : "baseline",
-				err ? strerror(-err) : why);
+				lv_prog_name[k], err ? strerror(-err) : why);
 			goto out;
 		}
 	}
@@ -450,20 +493,24 @@ int cmd_live(const struct bench_opts *o)
 			for (int c = 0; c < l.d.ncpus; c++)
 				node_pk[i] -= t[c].packets;
 	}
+	/* interleaved: each round starts with the next program */
 	for (int rd = 0; rd < o->rounds; rd++)
-		for (int k = 0; k < 2; k++) {
-			bool dir = (k == 0) == (rd % 2 == 0);
+		for (int k = 0; k < LV_NPROGS; k++) {
+			enum lv_prog p = (enum lv_prog)((rd + k) % LV_NPROGS);
 
-			err = set_prog(&l, dir);
-			if (err || live_run(&l, n, dir, &r, why, sizeof(why))) {
+			err = set_prog(&l, p);
+			if (err || live_run(&l, n, &r, why, sizeof(why))) {
 				fprintf(stderr, "live: round %d (%s): %s\n", rd,
-					dir ? "director" : "baseline",
+					lv_prog_name[p],
 					err ? strerror(-err) : why);
 				goto out;
 			}
-			if (dir) {
+			if (p == LV_DIRECTOR) {
 				pd[rd] = r.pps / 1e6;
 				dl[rd] = (double)r.counted / r.sent;
+			} else if (p == LV_KEYED) {
+				pk[rd] = r.pps / 1e6;
+				kl[rd] = (double)r.counted / r.sent;
 			} else {
 				pb[rd] = r.pps / 1e6;
 				bl[rd] = (double)r.counted / r.sent;
@@ -479,13 +526,18 @@ int cmd_live(const struct bench_opts *o)
 			for (int c = 0; c < l.d.ncpus; c++)
 				node_pk[i] += t[c].packets;
 	}
-	for (int rd = 0; rd < o->rounds; rd++)
+	for (int rd = 0; rd < o->rounds; rd++) {
 		ratio[rd] = pd[rd] / pb[rd];
+		kratio[rd] = pk[rd] / pb[rd];
+	}
 	bench_stat_of(pd, o->rounds, &sd);
 	bench_stat_of(pb, o->rounds, &sb);
+	bench_stat_of(pk, o->rounds, &sk);
 	bench_stat_of(ratio, o->rounds, &sr);
+	bench_stat_of(kratio, o->rounds, &skr);
 	bench_stat_of(dl, o->rounds, &sdl);
 	bench_stat_of(bl, o->rounds, &sbl);
+	bench_stat_of(kl, o->rounds, &skl);
 
 	jf = bench_json_open(o, &j);
 	if (!jf)
@@ -499,7 +551,12 @@ int cmd_live(const struct bench_opts *o)
 	bench_json_stat(&j, "baseline_mpps", &sb);
 	rm_json_num(&j, "ratio", sd.med / sb.med);
 	bench_json_stat(&j, "ratio_per_round", &sr);
+	rm_json_u64(&j, "keyed_frame_bytes", l.mc_len);
+	bench_json_stat(&j, "director_keyed_mpps", &sk);
+	rm_json_num(&j, "ratio_keyed", sk.med / sb.med);
+	bench_json_stat(&j, "ratio_keyed_per_round", &skr);
 	bench_json_stat(&j, "director_delivered_fraction", &sdl);
+	bench_json_stat(&j, "director_keyed_delivered_fraction", &skl);
 	bench_json_stat(&j, "baseline_delivered_fraction", &sbl);
 	rm_json_obj_open(&j, "director_counters_over_rounds");
 	for (int i = 0; i < RM_CNT_MAX; i++)
@@ -524,10 +581,15 @@ int cmd_live(const struct bench_opts *o)
 	printf("| director (rm_xdp, ring of %d x 1000) | %.3f [%.3f-%.3f] | "
 	       "%.4f |\n",
 	       l.tb.nodes, sd.med, sd.min, sd.max, sdl.med);
-	printf("\nratio director / baseline: %.3fx (per round %.3f-%.3f). "
+	printf("| director, --key memcached (%zu-byte \"get k:XXXXXXXX\" "
+	       "requests, a key per flow) | %.3f [%.3f-%.3f] | %.4f |\n",
+	       l.mc_len, sk.med, sk.min, sk.max, skl.med);
+	printf("\nratio director / baseline: %.3fx (per round %.3f-%.3f); "
+	       "keyed director / baseline: %.3fx (per round %.3f-%.3f). "
 	       "Generator, director and counters share one CPU: the rate is "
 	       "the chain's.\n",
-	       sd.med / sb.med, sr.min, sr.max);
+	       sd.med / sb.med, sr.min, sr.max, sk.med / sb.med, skr.min,
+	       skr.max);
 	{
 		__u64 tot = 0, mx = 0, mn = ~0ULL;
 
@@ -538,7 +600,7 @@ int cmd_live(const struct bench_opts *o)
 		}
 		if (tot)
 			printf(
-			    "director spread over the nodes: min %.1f%%, max "
+			    "director spread over the nodes (both services): min %.1f%%, max "
 			    "%.1f%% (fair share %.1f%%)\n",
 			    100.0 * mn / tot, 100.0 * mx / tot,
 			    100.0 / l.tb.nodes);
