@@ -415,6 +415,6 @@ void health_counters(struct rm_json *j, const char *pin_dir)
 	}
 	printf("\nhealth checker\n");
 	for (int i = 0; i < RM_HC_CNT_MAX; i++)
-		printf("%-22s %14llu\n", rm_hc_counter_names[i],
+		printf("%-28s %14llu\n", rm_hc_counter_names[i],
 		       (unsigned long long)cnt[i]);
 }

@@ -574,7 +574,7 @@ int cmd_stats(struct ctl_opts *o)
 		if (o->json)
 			rm_json_u64(&j, counter_names[i], cnt[i]);
 		else
-			printf("%-22s %14llu\n", counter_names[i],
+			printf("%-28s %14llu\n", counter_names[i],
 			       (unsigned long long)cnt[i]);
 	}
 	if (o->json) {
