@@ -338,6 +338,13 @@ struct rm_config {
 	__u32 pad2;           /* zero */
 };
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
+/* A writer is between the first and the last write of a change: set
+ * before its first write, cleared by its last. Still set when a writer
+ * finds the state, the one before died mid-change (SIGKILL, power): the
+ * maps may be half old, half new, and the next writer rewrites every
+ * ring, key and record from the records (rm_state_repair). The data plane
+ * ignores it. */
+#define RM_CFG_COMMITTING 0x2
 
 /* ---- rm_conns: LRU_HASH, rm_conn_key4 -> rm_conn (IPv4 flows) ------- */
 /* ---- rm_conns6: LRU_HASH, struct rm_flow -> rm_conn (IPv6 flows) ---- */

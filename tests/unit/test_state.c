@@ -1104,6 +1104,73 @@ static int owner_under(struct shared *sh, struct rm_slot **cache, __u32 *nslots,
 	return (int)id;
 }
 
+/* A writer killed between its first and last write (simulated: the
+ * marker set, a node record and a new service's meta written, no ring):
+ * the maps disagree until the next writer, which rewrites everything
+ * from the records; the data plane then follows them again. */
+static void test_interrupted_change(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *old = malloc(sizeof(*old)), *s = malloc(sizeof(*s));
+	struct rm_svc_meta m = {
+	    .name = "late",
+	    .in_use = 1,
+	    .vnodes = VNODES,
+	    .key = {.port = htons(9), .proto = IPPROTO_TCP}};
+	struct rm_slot *slots;
+	struct rm_config cfg;
+	struct rm_state st;
+	struct rm_node b;
+	__u32 zero = 0, late = 5, n;
+	int slot;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
+	assert_int_equal(rm_state_read(&st, old), 0);
+	assert_false(old->cfg.flags & RM_CFG_COMMITTING);
+	/* the dead writer's first writes */
+	cfg = old->cfg;
+	cfg.flags |= RM_CFG_COMMITTING;
+	assert_int_equal(
+	    bpf_map_update_elem(st.fd[RM_M_CONFIG], &zero, &cfg, BPF_ANY), 0);
+	slot = rm_snap_find_node(old, 0, "b");
+	assert_true(slot >= 0);
+	b = old->node[slot];
+	b.weight = 3;
+	assert_int_equal(bpf_map_update_elem(st.fd[RM_M_NODES], &(__u32){slot},
+					     &b, BPF_ANY),
+			 0);
+	m.key.vip[0] = inet_addr("198.18.0.50");
+	assert_int_equal(
+	    bpf_map_update_elem(st.fd[RM_M_SVC_META], &late, &m, BPF_ANY), 0);
+	rm_state_close(&st);
+
+	/* what it left: web's ring is for weight 1, late has none */
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
+	assert_int_equal(rm_state_read(&st, s), 0);
+	assert_true(s->cfg.flags & RM_CFG_COMMITTING);
+	assert_int_equal(rm_state_ring_slots(&st, 0, &slots, &n), 0);
+	assert_false(rm_ring_matches(s, 0, slots, n));
+	free(slots);
+	assert_int_not_equal(rm_state_ring_slots(&st, late, &slots, &n), 0);
+
+	/* the next writer finishes the job */
+	assert_int_equal(rm_state_repair(&st, s), 1);
+	assert_false(s->cfg.flags & RM_CFG_COMMITTING);
+	for (__u32 svc = 0; svc <= late; svc += late) {
+		assert_int_equal(rm_state_ring_slots(&st, svc, &slots, &n), 0);
+		assert_true(rm_ring_matches(s, svc, slots, n));
+		free(slots);
+	}
+	assert_int_equal(rm_state_repair(&st, s), 0); /* nothing left to do */
+	rm_state_close(&st);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	free(old);
+	free(s);
+}
+
 static void test_atomic_under_pressure(void **state)
 {
 	struct fx *fx = *state;
@@ -1817,6 +1884,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_seed_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_interrupted_change, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_writers, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_atomic_under_pressure, setup,

@@ -118,6 +118,10 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s);
 /* The inner array the kernel searches for service svc (*slots malloc'd). */
 int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 			__u32 *nslots);
+/* Does a live ring (slots as read) hold exactly what s's records give
+ * service svc? A change interrupted between its writes shows here. */
+bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
+		     const struct rm_slot *live, __u32 n);
 /* Turn kernel slots back into a ring (names from s) for arcs and diffs. */
 int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 		   const struct rm_snap *s, __u32 svc, struct rm_ring *r);
@@ -252,5 +256,9 @@ int rm_state_tx_port_add(struct rm_state *st, __u32 ifindex);
  * RM_APPLY_ALL to rewrite everything (restore: heals any drift). */
 int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		    const struct rm_snap *new, unsigned int flags);
+/* s read under the exclusive lock: if a writer died in the middle of a
+ * change (RM_CFG_COMMITTING), rewrite every map from s's records and read
+ * s again. 1 when it did, 0 when nothing was to do, or -errno. */
+int rm_state_repair(struct rm_state *st, struct rm_snap *s);
 
 #endif /* RM_STATE_H */

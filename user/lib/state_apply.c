@@ -434,6 +434,17 @@ static int write_elem(struct rm_state *st, enum rm_map_id map, __u32 key,
 	return 0;
 }
 
+/* rm_config with RM_CFG_COMMITTING set or cleared. */
+static int cfg_write(struct rm_state *st, const struct rm_config *cfg,
+		     bool committing)
+{
+	struct rm_config c = *cfg;
+
+	c.flags = committing ? c.flags | RM_CFG_COMMITTING
+			     : c.flags & ~RM_CFG_COMMITTING;
+	return write_elem(st, RM_M_CONFIG, 0, &c);
+}
+
 static bool same_node(const struct rm_node *a, const struct rm_node *b)
 {
 	return a->state != RM_NODE_FREE && b->state != RM_NODE_FREE &&
@@ -445,7 +456,6 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p)
 {
 	bool all = p->flags & RM_APPLY_ALL, grace = false, waited = false;
-	__u32 zero = 0;
 	int err = 0;
 
 	if (p->flags & RM_APPLY_DRY_RUN)
@@ -516,9 +526,10 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
 	}
 	/* 2: seed, after the rings for it are built and just before they
-	 * are swapped in, to keep the mixed window short */
+	 * are swapped in, to keep the mixed window short; still marked as
+	 * a change in progress (rm_state_commit clears that last) */
 	if (!err && (all || memcmp(&old->cfg, &new->cfg, sizeof(new->cfg))))
-		err = write_elem(st, RM_M_CONFIG, zero, &new->cfg);
+		err = cfg_write(st, &new->cfg, true);
 	/* 3: each ring in one update: packets see the old or the new */
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (p->changed[i]) {
@@ -570,10 +581,18 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 
 	if (!p)
 		return rm_state_fail(-ENOMEM, "out of memory");
+	/* a change someone died in: its maps may be half written, so this
+	 * one rewrites everything from the records */
+	if (old->cfg.flags & RM_CFG_COMMITTING)
+		flags |= RM_APPLY_ALL;
 	err = rm_plan_build(st, old, new, flags & RM_APPLY_ALL, p);
 	if (err)
 		goto out;
-	err = rm_plan_apply(st, old, new, p);
+	err = cfg_write(st, &old->cfg, true);
+	if (!err)
+		err = rm_plan_apply(st, old, new, p);
+	if (!err)
+		err = cfg_write(st, &new->cfg, false);
 	rm_plan_free(p);
 	if (!err)
 		goto out;
@@ -585,6 +604,8 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		rerr = rm_plan_build(st, cur, old, RM_APPLY_ALL, p);
 	if (!rerr)
 		rerr = rm_plan_apply(st, cur, old, p);
+	if (!rerr)
+		rerr = cfg_write(st, &old->cfg, false);
 	if (rerr) {
 		char rwhy[sizeof(rm_errbuf)]; /* rm_state_fail() writes rm_errbuf */
 
@@ -601,4 +622,16 @@ out:
 	free(p);
 	free(cur);
 	return err;
+}
+
+int rm_state_repair(struct rm_state *st, struct rm_snap *s)
+{
+	int err;
+
+	if (!(s->cfg.flags & RM_CFG_COMMITTING))
+		return 0;
+	err = rm_state_commit(st, s, s, 0);
+	if (!err)
+		err = rm_state_read(st, s);
+	return err ? err : 1;
 }

@@ -396,3 +396,22 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 	out->max_entries = max;
 	return 0;
 }
+
+bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
+		     const struct rm_slot *live, __u32 n)
+{
+	struct rm_slot *want = NULL;
+	struct rm_ring r;
+	bool same = false;
+	__u32 m;
+
+	if (!rm_snap_ring(s, svc, &r)) {
+		m = rm_ring_nslots(&r);
+		want = calloc(m, sizeof(*want));
+		same = want && m == n && !rm_ring_encode(&r, want, m) &&
+		       !memcmp(want, live, (size_t)m * sizeof(*want));
+		rm_ring_free(&r);
+	}
+	free(want);
+	return same;
+}

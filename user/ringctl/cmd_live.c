@@ -48,12 +48,32 @@ int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 		return ctl_runtime_error("out of memory");
 	}
 	if (rm_state_open(&lv->st, o->pin_dir, lock) ||
-	    rm_state_read(&lv->st, lv->old)) {
-		live_close(lv);
-		return ctl_runtime_error("%s", rm_errmsg());
+	    rm_state_read(&lv->st, lv->old))
+		goto fail;
+	if (lv->old->cfg.flags & RM_CFG_COMMITTING) {
+		/* a writer died mid-change: finish the job under the
+		 * exclusive lock (kept for the rest of this command) */
+		int rc;
+
+		if (lock != RM_LOCK_EX) {
+			rm_state_close(&lv->st);
+			if (rm_state_open(&lv->st, o->pin_dir, RM_LOCK_EX) ||
+			    rm_state_read(&lv->st, lv->old))
+				goto fail;
+		}
+		rc = rm_state_repair(&lv->st, lv->old);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0)
+			fprintf(stderr, "ringctl: the last change was interrupted "
+					"(its writer died): every ring and record "
+					"was rewritten from the records\n");
 	}
 	memcpy(lv->new, lv->old, sizeof(*lv->new));
 	return 0;
+fail:
+	live_close(lv);
+	return ctl_runtime_error("%s", rm_errmsg());
 }
 
 void live_close(struct live *lv)

@@ -17,27 +17,6 @@
 
 #define KEYSPACE 4294967296.0
 
-/* Does the live ring hold exactly what the configuration says? A change
- * interrupted between its writes would show here. */
-static bool ring_matches(struct live *lv, __u32 svc, const struct rm_slot *live,
-			 __u32 n)
-{
-	struct rm_slot *want = NULL;
-	struct rm_ring r;
-	bool same = false;
-	__u32 m;
-
-	if (!rm_snap_ring(lv->old, svc, &r)) {
-		m = rm_ring_nslots(&r);
-		want = calloc(m, sizeof(*want));
-		same = want && m == n && !rm_ring_encode(&r, want, m) &&
-		       !memcmp(want, live, (size_t)m * sizeof(*want));
-		rm_ring_free(&r);
-	}
-	free(want);
-	return same;
-}
-
 /* What show prints of one service. */
 struct view {
 	__u32 svc;
@@ -205,7 +184,7 @@ static int view_service(struct live *lv, __u32 svc,
 		free(slots);
 		return ctl_runtime_error("%s", rm_errmsg());
 	}
-	w.matches = slots && ring_matches(lv, svc, slots, n);
+	w.matches = slots && rm_ring_matches(lv->old, svc, slots, n);
 	w.arcs = calloc(w.ring.n_nodes ? w.ring.n_nodes : 1, sizeof(*w.arcs));
 	if (!w.arcs) {
 		ret = ctl_runtime_error("out of memory");
