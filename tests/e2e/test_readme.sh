@@ -11,6 +11,10 @@
 #   - the live ringload / ringctl examples: run in order on a namespace
 #     testbed, eth1 being the director's interface, in a scratch directory
 #     (ringctl save > director.conf), /etc/ringmaster a scratch directory;
+#   - routed nodes: the director's namespace gets routes to the README's
+#     node subnets (198.19.20.0/24, 2001:db8:20::/64) on eth1; ringload
+#     neighd (a daemon) runs for 2 s and must stop cleanly on SIGTERM; the
+#     decap lines run in the node's namespace, eth0 being its interface;
 #   - make test (this run), make bench (minutes; `make bench` itself),
 #     systemctl (systemd is not PID 1 here; the unit's commands run in
 #     test_system.sh), lines with a "..." placeholder: skipped.
@@ -30,6 +34,7 @@ mapfile -t lines < <(grep -E '^ {4,}[a-z]' "$top/README.md" |
 [ ${#lines[@]} -ge 20 ] || e2e_die "only ${#lines[@]} command lines found in the README"
 
 live=()
+node_side=()
 skipped=()
 run_make()
 {
@@ -67,6 +72,7 @@ for line in "${lines[@]}"; do
 			e2e_fail "$line: $(cat "$work/out")"
 		fi
 		;;
+	ringload\ decap\ *) node_side+=("$line") ;;
 	ringctl\ * | ringload\ * | "mkdir -p /etc/ringmaster") live+=("$line") ;;
 	*) e2e_fail "README line not known to this test: $line" ;;
 	esac
@@ -80,15 +86,30 @@ e2e_setup 1
 e2e_on_teardown "e2e_load detach '$TB_DIR_IN' --purge >/dev/null 2>&1"
 scratch=$TB_STATE_DIR/readme
 mkdir -p "$scratch"
+ip -n "$TB_DIR_NS" route add 198.19.20.0/24 dev "$TB_DIR_IN" &&
+	ip -n "$TB_DIR_NS" -6 route add 2001:db8:20::/64 dev "$TB_DIR_IN" ||
+	e2e_fail "routes to the README's routed-node subnets"
 for line in "${live[@]}"; do
 	cmd=${line//eth1/$TB_DIR_IN}
 	cmd=${cmd//\/etc\/ringmaster/$scratch\/etc}
+	# a daemon: 2 s, then SIGTERM, which it must take as a clean stop
+	[[ $cmd == "ringload neighd"* ]] && cmd="timeout --preserve-status -s TERM 2 $cmd"
 	if tb_exec "$TB_DIR_NS" env PATH="$E2E_BUILD:$PATH" bash -c "cd '$scratch' && $cmd" >"$work/out" 2>&1; then
 		e2e_pass "$line: exit 0"
 	else
 		e2e_fail "$line: $(tail -n 3 "$work/out")"
 	fi
 done
+# the node side of routed forwarding, on the testbed's node
+for line in "${node_side[@]}"; do
+	cmd=${line//eth0/${TB_NODE_IF[1]}}
+	if tb_exec "${TB_NODE_NS[1]}" env PATH="$E2E_BUILD:$PATH" bash -c "$cmd" >"$work/out" 2>&1; then
+		e2e_pass "$line (on the node): exit 0"
+	else
+		e2e_fail "$line (on the node): $(tail -n 3 "$work/out")"
+	fi
+done
+e2e_expect_eq "the routed-node lines ran (3 on the node)" "${#node_side[@]}" 3
 e2e_expect_eq "the live examples ran (${#live[@]})" "$((${#live[@]} >= 15))" 1
 for s in "${skipped[@]}"; do
 	echo "skipped, by design: $s"
