@@ -458,6 +458,33 @@ struct rm_conn {
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };
 #undef RM_COUNTER_ENUM
 
+/* Every packet bumps exactly one outcome counter; these others come on
+ * top of it (the comments above say when). Tests and benchmarks check
+ * the one-outcome rule with it. */
+static inline int rm_counter_is_outcome(int id)
+{
+	switch (id) {
+	case RM_CNT_ICMP_FORWARDED:
+	case RM_CNT_CONN_HIT:
+	case RM_CNT_CONN_MISS:
+	case RM_CNT_CONN_INSERT:
+	case RM_CNT_CONN_STALE:
+	case RM_CNT_CONN_INSERT_LIMITED:
+	case RM_CNT_ENCAP_IPIP:
+	case RM_CNT_ENCAP_GUE:
+	case RM_CNT_KEY_ROUTED:
+	case RM_CNT_KEY_FB_TRUNCATED:
+	case RM_CNT_KEY_FB_TOO_LONG:
+	case RM_CNT_KEY_FB_NO_KEY:
+	case RM_CNT_KEY_FB_MALFORMED:
+	case RM_CNT_KEY_FB_MULTI:
+	case RM_CNT_KEY_FB_FRAGMENT:
+		return 0;
+	default:
+		return id >= 0 && id < RM_CNT_MAX;
+	}
+}
+
 /* ---- rm_svc_stats / rm_node_stats: PERCPU_ARRAY of rm_traffic ------- */
 struct rm_traffic {
 	__u64 packets;

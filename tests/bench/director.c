@@ -47,12 +47,7 @@ const char *dir_counter_name(int id)
 
 bool dir_counter_is_outcome(int id)
 {
-	const char *n = dir_counter_name(id);
-
-	/* conn-* and key-* come on top of a packet's one outcome, encap-*
-	 * with forwarded-* */
-	return id != RM_CNT_ICMP_FORWARDED && strncmp(n, "conn-", 5) != 0 &&
-	       strncmp(n, "key-", 4) != 0 && strncmp(n, "encap-", 6) != 0;
+	return rm_counter_is_outcome(id);
 }
 
 int dir_open(struct director *d)

@@ -20,6 +20,7 @@
 #include <linux/udp.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1171,6 +1172,118 @@ static void test_interrupted_change(void **state)
 	free(s);
 }
 
+static long fd_count(void)
+{
+	long n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static long rss_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static __u32 ring_id(const char *pin, __u32 svc)
+{
+	struct rm_state st;
+	__u32 id = 0;
+
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
+	assert_int_equal(bpf_map_lookup_elem(st.fd[RM_M_RINGS], &svc, &id), 0);
+	rm_state_close(&st);
+	return id;
+}
+
+/* One whole change, as ringctl makes it: node n0 of service 0 to weight w. */
+static void weight_change(const char *pin, struct rm_snap *old,
+			  struct rm_snap *new, __u32 w)
+{
+	struct rm_state st;
+	int slot;
+
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_EX), 0);
+	assert_int_equal(rm_state_read(&st, old), 0);
+	memcpy(new, old, sizeof(*new));
+	slot = rm_snap_find_node(new, 0, "n0");
+	assert_true(slot >= 0);
+	new->node[slot].weight = w;
+	assert_int_equal(rm_state_commit(&st, old, new, 0), 0);
+	rm_state_close(&st);
+}
+
+/* RM_STATE_CHANGES (10,000) changes, each a whole ringctl-style change
+ * (open, lock, read, one node's weight, commit, close): the process holds
+ * the same descriptors and about the same memory after as before, and
+ * every ring a change replaced is gone from the kernel (its id no longer
+ * opens), but the live one. */
+static void test_many_changes(void **state)
+{
+	struct fx *fx = *state;
+	const char *env = getenv("RM_STATE_CHANGES");
+	long changes = env ? atol(env) : 10000, fds, rss;
+	struct rm_snap *old = malloc(sizeof(*old)), *new = malloc(sizeof(*new));
+	__u32 sampled[100], n_sampled = 0, live;
+	int gone = 0;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	for (int i = 0; i < 8; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		add_node(fx->pin, "web", name, i, 1, NULL);
+	}
+	/* warm: the allocator's and libbpf's first-use memory */
+	for (long i = 0; i < 50; i++)
+		weight_change(fx->pin, old, new, 1 + (__u32)(i % 2));
+	fds = fd_count();
+	rss = rss_kb();
+	for (long i = 0; i < changes; i++) {
+		weight_change(fx->pin, old, new, 1 + (__u32)(i % 3));
+		if (i % (changes / 100 + 1) == 0 && n_sampled < 100)
+			sampled[n_sampled++] = ring_id(fx->pin, 0);
+	}
+	live = ring_id(fx->pin, 0);
+	print_message("%ld changes: %ld -> %ld descriptors, VmRSS %ld -> %ld "
+		      "kB\n",
+		      changes, fds, fd_count(), rss, rss_kb());
+	assert_int_equal(fd_count(), fds);
+	assert_true(rss_kb() - rss < 4096);
+	/* replaced rings are freed after an RCU grace period: wait a little */
+	for (int tries = 0; tries < 50 && gone < (int)n_sampled; tries++) {
+		gone = 0;
+		for (__u32 i = 0; i < n_sampled; i++) {
+			int fd = sampled[i] == live
+				     ? -1
+				     : bpf_map_get_fd_by_id(sampled[i]);
+
+			gone += fd < 0;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (gone < (int)n_sampled)
+			usleep(100000);
+	}
+	assert_int_equal(gone, n_sampled);
+	free(old);
+	free(new);
+}
+
 static void test_atomic_under_pressure(void **state)
 {
 	struct fx *fx = *state;
@@ -1885,6 +1998,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_seed_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_interrupted_change, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_many_changes, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_writers, setup,
 					    teardown),
