@@ -174,14 +174,15 @@ e2e_setup()
 	e2e_log "testbed $TB_SUF: $TB_NODES nodes, state in $TB_STATE_DIR"
 }
 
-# e2e_start_server I [PORT]: rm_server in node I's namespace, logging and
-# counting into the testbed's state directory; waits for its ready line.
+# e2e_start_server I [PORT [NAME]]: rm_server in node I's namespace (as
+# NAME, default the node's name), logging and counting into the testbed's
+# state directory; waits for its ready line.
 e2e_start_server()
 {
-	local i=$1 port=${2:-$E2E_PORT} log t
+	local i=$1 port=${2:-$E2E_PORT} name=${3:-${TB_NODE_NAME[$1]}} log t
 	log=$TB_STATE_DIR/server-node$i.log
 	tb_spawn "${TB_NODE_NS[i]}" "$log" "$RM_SERVER" \
-		--name "${TB_NODE_NAME[i]}" --port "$port" \
+		--name "$name" --port "$port" \
 		--count-file "$TB_STATE_DIR/count-node$i" \
 		--max-seconds "$E2E_SERVER_MAX_SECONDS"
 	E2E_SERVER_PID[i]=$TB_LAST_PID

@@ -218,6 +218,7 @@ static void reconcile(struct checker *c, const struct rm_snap *s, __u64 now)
 			/* a new check: its first result decides again */
 			probe_abort(c, t);
 			memset(&t->hc, 0, sizeof(t->hc));
+			t->err[0] = '\0'; /* the old check's failure */
 			t->checked = false;
 			t->next_ms = now;
 		}
@@ -531,6 +532,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringhealth: %s\n", strerror(errno));
 		return RM_EXIT_RUNTIME;
 	}
+	o = probe_init(&c);
+	if (o) {
+		fprintf(stderr, "ringhealth: %s\n", strerror(-o));
+		return RM_EXIT_RUNTIME;
+	}
 	ev0.data.ptr = NULL; /* the signalfd */
 	epoll_ctl(c.epfd, EPOLL_CTL_ADD, sfd, &ev0);
 	{
@@ -604,6 +610,7 @@ int main(int argc, char **argv)
 		free(c.t[i]);
 	}
 	free(c.t);
+	posix_spawnattr_destroy(&c.spawn);
 	counters_flush(&c, &cfd);
 	if (cfd >= 0)
 		close(cfd);

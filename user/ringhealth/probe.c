@@ -29,12 +29,21 @@ static void close_fds(struct checker *c, struct target *t)
 	t->fd = t->pidfd = -1;
 }
 
+/* An exec check's command leads its own process group (start_exec): the
+ * whole group is killed, or a script's children (a sleep, a curl) would
+ * outlive it. Called before the leader is reaped, so the group id cannot
+ * have been reused. */
+static void kill_exec(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 void probe_abort(struct checker *c, struct target *t)
 {
-	if (t->pid > 0) {
-		kill(t->pid, SIGKILL);
-		waitpid(t->pid, NULL, 0);
-	}
+	if (t->pid > 0)
+		kill_exec(t->pid);
 	t->pid = 0;
 	close_fds(c, t);
 	t->phase = PH_IDLE;
@@ -61,10 +70,8 @@ static void finish(struct checker *c, struct target *t, bool ok, __u64 now,
 
 	t->pid = 0;
 	close_fds(c, t);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	if (pid > 0)
+		kill_exec(pid);
 	t->phase = PH_IDLE;
 	probe_done(c, t, ok, now, "%s", what);
 }
@@ -115,6 +122,32 @@ static void start_socket(struct checker *c, struct target *t, __u64 now)
 		fail_errno(c, t, now, "epoll", -err);
 }
 
+int probe_init(struct checker *c)
+{
+	sigset_t none, dfl;
+	int err;
+
+	/* a command starts as under a service manager: nothing blocked (the
+	 * checker blocks what its signalfd reads), every signal at its
+	 * default (the checker ignores SIGPIPE; its own parent may have
+	 * ignored more) */
+	sigemptyset(&none);
+	sigfillset(&dfl);
+	err = posix_spawnattr_init(&c->spawn);
+	if (!err)
+		err = posix_spawnattr_setflags(&c->spawn,
+					       POSIX_SPAWN_SETPGROUP |
+						   POSIX_SPAWN_SETSIGMASK |
+						   POSIX_SPAWN_SETSIGDEF);
+	if (!err)
+		err = posix_spawnattr_setpgroup(&c->spawn, 0);
+	if (!err)
+		err = posix_spawnattr_setsigmask(&c->spawn, &none);
+	if (!err)
+		err = posix_spawnattr_setsigdefault(&c->spawn, &dfl);
+	return -err;
+}
+
 static void start_exec(struct checker *c, struct target *t, __u64 now)
 {
 	char e_node[64], e_svc[64], e_addr[96], e_port[32];
@@ -140,7 +173,7 @@ static void start_exec(struct checker *c, struct target *t, __u64 now)
 	env[i++] = e_svc;
 	env[i++] = e_addr;
 	env[i++] = e_port;
-	err = posix_spawn(&pid, t->check.cmd, NULL, NULL, argv, env);
+	err = posix_spawn(&pid, t->check.cmd, NULL, &c->spawn, argv, env);
 	free(env);
 	if (err)
 		return fail_errno(c, t, now, "exec", err);
@@ -244,19 +277,19 @@ static void udp_recv(struct checker *c, struct target *t, __u64 now)
 static void exec_done(struct checker *c, struct target *t, __u64 now)
 {
 	char why[RM_HEALTH_ERR_MAX];
-	int status;
+	siginfo_t si = {0};
 
-	if (waitpid(t->pid, &status, WNOHANG) <= 0)
+	/* left unreaped (WNOWAIT): finish() kills what the command left
+	 * behind in its group, then reaps it */
+	if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
+	    !si.si_pid)
 		return;
-	t->pid = 0;
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
+	if (si.si_code == CLD_EXITED && !si.si_status)
 		return finish(c, t, true, now, "");
-	if (WIFEXITED(status))
-		snprintf(why, sizeof(why), "exec: exit %d",
-			 WEXITSTATUS(status));
+	if (si.si_code == CLD_EXITED)
+		snprintf(why, sizeof(why), "exec: exit %d", si.si_status);
 	else
-		snprintf(why, sizeof(why), "exec: signal %d",
-			 WTERMSIG(status));
+		snprintf(why, sizeof(why), "exec: signal %d", si.si_status);
 	finish(c, t, false, now, why);
 }
 

@@ -4,6 +4,7 @@
 #ifndef RINGHEALTH_H
 #define RINGHEALTH_H
 
+#include <spawn.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -56,11 +57,14 @@ struct checker {
 	__u64 cnt[RM_HC_CNT_MAX];
 	bool panic[RM_MAX_SERVICES];
 	__u64 seed; /* jitter */
+	posix_spawnattr_t spawn; /* exec checks: probe_init() */
 };
 
 __u64 now_ms(void);
 void hlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* probe.c: how exec checks are started (0 or -errno); once. */
+int probe_init(struct checker *c);
 /* probe.c: start the check of t (at now), handle its events, and its
  * timeout. Each ends, sooner or later, in probe_done(). */
 void probe_start(struct checker *c, struct target *t, __u64 now);
