@@ -47,6 +47,8 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC) \
 	$(EXTRA_DEFS)
 CFLAGS   ?= -O2 -g
+# What ringmaster_build_info reports.
+RM_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
@@ -68,9 +70,14 @@ LIB       := $(BUILD)/libringmaster.a
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringctl/*.c))
 LOAD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringload/*.c))
 SYNC_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringsync/*.c))
+EXPORT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringexport/*.c))
+# the exporter's HTTP server
+MHD_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || \
+	echo -lmicrohttpd)
 # Programs `make install` puts in $(SBINDIR): a new daemon appends itself
 # here (its unit template goes in systemd/, its page in man/).
-SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth $(BUILD)/ringsync
+SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth $(BUILD)/ringsync \
+	$(BUILD)/ringexport
 MAN8      := $(patsubst man/%.8.in,$(BUILD)/man/%.8,$(wildcard man/*.8.in))
 COMPLETIONS := $(wildcard completion/*)
 # names completed by a script of another name (ringload: completion/ringctl)
@@ -102,7 +109,7 @@ help:
 	@echo '  make e2e        run only the namespace end-to-end tests; root'
 	@echo '  make bench      benchmarks, markdown table + build/bench/results.json; root'
 	@echo '  make demo       one-command demo on a namespace testbed; root'
-	@echo '  make install    ringctl, ringload, man pages, completion, systemd units'
+	@echo '  make install    ringctl, ringload, the daemons, man pages, completion, systemd units'
 	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
 	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
 	@echo '  make demo-fleet 3 directors behind BGP/ECMP, one dies under traffic; root'
@@ -157,6 +164,10 @@ $(BUILD)/ringload: $(LOAD_OBJS) $(LIB)
 $(BUILD)/ringhealth: $(HEALTH_OBJS) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/ringexport: $(EXPORT_OBJS) $(LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(call msg,LD,$@)
@@ -283,3 +294,5 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 .SECONDARY:
+
+$(BUILD)/user/lib/metrics.o: CFLAGS += -DRM_VERSION='"$(RM_VERSION)"'

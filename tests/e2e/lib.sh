@@ -641,3 +641,41 @@ e2e_check_clean()
 		"$(grep -c "/rm-tb-$suf\\." /proc/mounts)$(find /tmp -maxdepth 1 \
 			-name "rm-tb-$suf.*" | wc -l)" 00
 }
+
+# e2e_require_tools CMD...: fail (not skip: every test must run here) when
+# a command is missing, naming the fix.
+e2e_require_tools()
+{
+	local t
+	for t in "$@"; do
+		if ! command -v "$t" >/dev/null 2>&1 && [ ! -x "$t" ]; then
+			echo "FAIL: $E2E_NAME: $t missing: scripts/install-deps.sh, make"
+			echo "0 passed, 1 failed"
+			exit 1
+		fi
+	done
+}
+
+# e2e_service_up SVC PROTO: the director attached, service SVC on the VIP
+# and E2E_PORT with every node of the testbed, a server on each node;
+# dies on failure.
+e2e_service_up()
+{
+	e2e_attach >/dev/null || e2e_die "ringload attach"
+	e2e_ctl service add "$1" --vip "$TB_VIP4" --port "$E2E_PORT" \
+		--proto "$2" >/dev/null && e2e_add_nodes "$1" ||
+		e2e_die "service $1 with $TB_NODES nodes"
+	e2e_start_servers || e2e_die "servers started"
+}
+
+# e2e_udp_known OUT COUNT: known traffic: COUNT UDP flows of one datagram
+# each (no retries) to the VIP, every one answered (checked); the servers'
+# counters are current when it returns.
+e2e_udp_known()
+{
+	e2e_alloc_sports "$2"
+	e2e_flows "$1" --vip "$TB_VIP4" --proto udp --count "$2" \
+		--sport-base "$E2E_SPORT" --retries 0 --timeout-ms 3000
+	e2e_expect_eq "$2 UDP flows answered" "$(grep -vc ' FAIL$' "$1")" "$2"
+	sleep 0.3
+}

@@ -37,7 +37,7 @@ expect()
 }
 
 ifaces=$(ls /sys/class/net | sort | tr '\n' ' ' | sed 's/ $//')
-expect "apply config diff lookup node publish restore ring save seed service show stats" ringctl ""
+expect "apply config diff doctor history lookup node publish restore ring save seed service show stats top" ringctl ""
 expect "node" ringctl no
 expect "add del set" ringctl node ""
 expect "add del list set" ringctl service ""
@@ -47,6 +47,10 @@ expect "gue ipip l2" ringctl node add web a --via ""
 expect "--dev --dry-run" ringctl node add web a --d
 expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,b --
 expect "--active --addr --dev --down --drain --dry-run --gue-port --help --json --mac --pin-dir --verbose --via --weight" ringctl node set web a --
+expect "--help --json --pin-dir --prometheus --textfile --verbose" ringctl stats --
+expect "--help --interval --json --once --pin-dir --verbose" ringctl top --
+expect "--interval" ringctl doctor --i
+expect "--help --json --pin-dir --verbose" ringctl history --
 expect "tcp udp" ringctl service add x --vip 198.18.0.1 --proto ""
 expect "3tuple 5tuple" ringctl --pin-dir /tmp service add x --hash ""
 expect "dns flow memcached" ringctl service add x --proto udp --key ""

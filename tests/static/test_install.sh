@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make install / make uninstall, as a packager and a user run them:
-#   - `make install DESTDIR=D` puts ringctl, ringload, ringhealth, the man pages, the
+#   - `make install DESTDIR=D` puts ringctl, ringload, the daemons, the man pages, the
 #     bash completion and the systemd units under D/usr/local (PREFIX's
 #     default), and the installed ringctl runs from there (`ring`); the
 #     unit names the installed binaries;
@@ -27,11 +27,13 @@ done
 d=$tmp/stage
 check "make install DESTDIR" mk install DESTDIR="$d" >/dev/null
 want="usr/local/lib/systemd/system/ringdecap@.service
+usr/local/lib/systemd/system/ringexport.service
 usr/local/lib/systemd/system/ringhealth.service
 usr/local/lib/systemd/system/ringmaster@.service
 usr/local/lib/systemd/system/ringneighd.service
 usr/local/lib/systemd/system/ringsync.service
 usr/local/sbin/ringctl
+usr/local/sbin/ringexport
 usr/local/sbin/ringhealth
 usr/local/sbin/ringload
 usr/local/sbin/ringsync

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The systemd units ringmaster@.service and ringhealth.service, installed (make install PREFIX=T,
+# The systemd units ringmaster@.service, ringhealth.service, ringsync.service
+# and ringexport.service, installed (make install PREFIX=T,
 # so its ExecStart/ExecStop name binaries that exist, and its man pages are
 # found through MANPATH): `systemd-analyze verify` on an instance accepts
 # it with no message at all. What its commands do on a live director
@@ -54,15 +55,20 @@ if grep -q "^ExecStart=$tmp/sbin/ringload attach %I --reuse" "$unit" &&
 else
 	fail "ExecStart/ExecStop not as documented"
 fi
+# verify UNIT: systemd-analyze verify accepts the installed UNIT silently
+verify()
+{
+	if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
+		"$tmp/lib/systemd/system/$1" >"$tmp/out" 2>&1 && ! [ -s "$tmp/out" ]; then
+		pass "systemd-analyze verify $1: no message"
+	else
+		fail "systemd-analyze verify $1:"
+		cat "$tmp/out"
+	fi
+}
 # The health checker's unit: verified, and it runs the installed binary.
 hunit=$tmp/lib/systemd/system/ringhealth.service
-if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$hunit" >"$tmp/out" 2>&1 &&
-	! [ -s "$tmp/out" ]; then
-	pass "systemd-analyze verify ringhealth.service: no message"
-else
-	fail "systemd-analyze verify ringhealth.service:"
-	cat "$tmp/out"
-fi
+verify ringhealth.service
 if grep -q "^ExecStart=$tmp/sbin/ringhealth --pin-dir /sys/fs/bpf/ringmaster$" "$hunit" &&
 	[ -x "$tmp/sbin/ringhealth" ]; then
 	pass "ringhealth.service runs the installed ringhealth"
@@ -72,13 +78,7 @@ fi
 # Routed nodes: the director's next-hop keeper and the node's decapsulator.
 printf 'DECAP_ALLOW_SRC=198.18.0.1/32,2001:db8::1/128\n' >"$tmp/etc/decap.env"
 for u in ringneighd.service ringdecap@eth1.service; do
-	if MANPATH=$tmp/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
-		"$tmp/lib/systemd/system/$u" >"$tmp/out" 2>&1 && ! [ -s "$tmp/out" ]; then
-		pass "systemd-analyze verify $u: no message"
-	else
-		fail "systemd-analyze verify $u:"
-		cat "$tmp/out"
-	fi
+	verify "$u"
 done
 if grep -q "^ExecStart=$tmp/sbin/ringload neighd --pin-dir /sys/fs/bpf/ringmaster$" \
 	"$tmp/lib/systemd/system/ringneighd.service" &&
@@ -87,6 +87,17 @@ if grep -q "^ExecStart=$tmp/sbin/ringload neighd --pin-dir /sys/fs/bpf/ringmaste
 	pass "ringneighd and ringdecap@ run the installed ringload"
 else
 	fail "ringneighd/ringdecap@ ExecStart not as installed"
+fi
+# The metrics exporter's unit: verified without its optional settings
+# file, and it runs the installed ringexport on the default address.
+eunit=$tmp/lib/systemd/system/ringexport.service
+verify ringexport.service
+if grep -q "^ExecStart=$tmp/sbin/ringexport --listen \${RINGEXPORT_LISTEN} \$RINGEXPORT_OPTS$" "$eunit" &&
+	grep -q '^Environment=RINGEXPORT_LISTEN=127.0.0.1:9842$' "$eunit" &&
+	[ -x "$tmp/sbin/ringexport" ]; then
+	pass "ringexport.service runs the installed ringexport on 127.0.0.1:9842"
+else
+	fail "ringexport.service ExecStart or binary not as installed"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -174,24 +174,8 @@ __u64 rm_realtime_ns(void)
 
 static int applied_open(const char *pin_dir, bool create)
 {
-	char path[RM_PATH_MAX + RM_NAME_MAX];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_APPLIED);
-	fd = bpf_obj_get(path);
-	if (fd >= 0 || errno != ENOENT || !create)
-		return fd >= 0 ? fd : -errno;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, RM_MAP_APPLIED, sizeof(__u32),
-			    sizeof(struct rm_applied), 1, NULL);
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_pin(fd, path)) {
-		err = -errno;
-		close(fd);
-		/* another writer pinned it first: use theirs */
-		return err == -EEXIST ? applied_open(pin_dir, false) : err;
-	}
-	return fd;
+	return rm_pinned_array_open(pin_dir, RM_MAP_APPLIED,
+				    sizeof(struct rm_applied), 1, create);
 }
 
 int rm_applied_read(const char *pin_dir, struct rm_applied *out)

@@ -17,33 +17,27 @@ int rm_hc_counters_open(const char *pin_dir, bool create)
 	char path[RM_PATH_MAX + 32];
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int fd, err;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_HC_COUNTERS);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		/* from a build with other counters: start over */
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    info.value_size == sizeof(__u64) * RM_HC_CNT_MAX)
-			return fd;
-		close(fd);
-		if (!create)
-			return -EPROTO;
-		unlink(path);
-	} else if (!create || errno != ENOENT) {
-		return -errno;
-	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_hc_counters",
-			    sizeof(__u32), sizeof(__u64) * RM_HC_CNT_MAX, 1,
-			    NULL);
+	fd = rm_pinned_array_open(pin_dir, RM_MAP_HC_COUNTERS,
+				  sizeof(__u64) * RM_HC_CNT_MAX, 1, false);
 	if (fd < 0)
-		return -errno;
-	if (bpf_obj_pin(fd, path)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
+		return create && fd == -ENOENT
+			   ? rm_pinned_array_open(pin_dir, RM_MAP_HC_COUNTERS,
+						  sizeof(__u64) * RM_HC_CNT_MAX,
+						  1, true)
+			   : fd;
+	/* from a build with other counters: start over */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.value_size == sizeof(__u64) * RM_HC_CNT_MAX)
+		return fd;
+	close(fd);
+	if (!create)
+		return -EPROTO;
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_HC_COUNTERS);
+	unlink(path);
+	return rm_pinned_array_open(pin_dir, RM_MAP_HC_COUNTERS,
+				    sizeof(__u64) * RM_HC_CNT_MAX, 1, true);
 }
 
 int rm_hc_counters_read(int fd, __u64 out[RM_HC_CNT_MAX])

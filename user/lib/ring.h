@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <ringmaster/rm_common.h>
 
+/* Keys of the 32-bit ring: a share is keys / RM_KEYSPACE. */
+#define RM_KEYSPACE 4294967296.0
+
 /* One node as the caller describes it. id is opaque to the ring and is
  * what the encoded ring stores per entry (live: the rm_nodes slot; offline:
  * the node's rank by name). */

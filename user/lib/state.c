@@ -364,6 +364,31 @@ out:
 	return err;
 }
 
+int rm_pinned_array_open(const char *pin_dir, const char *name,
+			 __u32 value_size, __u32 entries, bool create)
+{
+	char path[RM_PATH_MAX + RM_NAME_MAX];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, name);
+	fd = bpf_obj_get(path);
+	if (fd >= 0 || errno != ENOENT || !create)
+		return fd >= 0 ? fd : -errno;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size,
+			    entries, NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		close(fd);
+		return err == -EEXIST ? rm_pinned_array_open(pin_dir, name,
+							     value_size,
+							     entries, false)
+				      : err;
+	}
+	return fd;
+}
+
 int rm_state_purge(const char *pin_dir)
 {
 	char path[RM_PATH_MAX + 300];

@@ -100,6 +100,13 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 /* n (0: RM_DEFAULT_CONN_ENTRIES) as the kernel will size it. */
 __u32 rm_conn_entries(__u32 n);
 
+/* An ARRAY of the control plane's own pinned as pin_dir/name (the change
+ * log, the applied revision, the health checker's counters): opened, or
+ * with create made and pinned when missing (if another writer pins one
+ * first, theirs). An fd, or -errno (-ENOENT: none and !create). */
+int rm_pinned_array_open(const char *pin_dir, const char *name,
+			 __u32 value_size, __u32 entries, bool create);
+
 /* Unpin every rm_* pin under pin_dir and remove the directory. */
 int rm_state_purge(const char *pin_dir);
 
@@ -153,6 +160,13 @@ struct rm_conn_count {
  * under no lock: the data plane adds and refreshes entries all along). */
 int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 			struct rm_conn_count *out);
+/* The entry of flow f (as hashed: ports zero for 3-tuple services) in
+ * rm_conns or rm_conns6, if the table holds one: *valid says whether the
+ * data plane still honours it (rm_conn_valid), *age_ns how long since
+ * its last refresh. -ENOENT when there is none (no message set). */
+int rm_state_conn_lookup(struct rm_state *st, const struct rm_snap *s,
+			 const struct rm_flow *f, struct rm_conn *c,
+			 bool *valid, __u64 *age_ns);
 /* The size of the pinned rm_conns (rm_conns6 has the same). */
 int rm_state_conn_max(struct rm_state *st, __u32 *max_entries);
 /* rm_config's UDP timeout as the data plane applies it (0: default). */
@@ -221,6 +235,11 @@ static inline bool rm_node_in_ring(const struct rm_node *n)
 {
 	return n->state == RM_NODE_ACTIVE && !n->health.out;
 }
+/* Services whose ring input (seed, vnodes, nodes in the ring) differs
+ * between old and new: dirty[svc] for each service in use in new (all of
+ * them with RM_APPLY_ALL). A service only old holds is not marked. */
+void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
+			   unsigned int flags, bool *dirty);
 /* Build service svc's ring from its nodes in the ring (ids = slots). */
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
 /* ifindex and MAC of an interface. */

@@ -106,9 +106,8 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 	return 0;
 }
 
-/* Services whose ring input (seed, vnodes, active nodes) differs. */
-static void mark_changed(const struct rm_snap *old, const struct rm_snap *new,
-			 unsigned int flags, bool *dirty)
+void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
+			   unsigned int flags, bool *dirty)
 {
 	bool all =
 	    (flags & RM_APPLY_ALL) ||
@@ -180,7 +179,7 @@ int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 	err = validate(old, new, flags);
 	if (err)
 		return err;
-	mark_changed(old, new, flags, p->changed);
+	rm_snap_rings_changed(old, new, flags, p->changed);
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		if (!p->changed[i])
 			continue;

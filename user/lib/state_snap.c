@@ -415,3 +415,28 @@ bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
 	free(want);
 	return same;
 }
+
+int rm_state_conn_lookup(struct rm_state *st, const struct rm_snap *s,
+			 const struct rm_flow *f, struct rm_conn *c,
+			 bool *valid, __u64 *age_ns)
+{
+	enum rm_map_id map = f->family == RM_FAMILY_V4 ? RM_M_CONNS : RM_M_CONNS6;
+	struct rm_conn_key4 k4;
+	const void *key = f;
+	__u64 now;
+
+	if (map == RM_M_CONNS) {
+		rm_conn_key4_of(f, &k4);
+		key = &k4;
+	}
+	if (bpf_map_lookup_elem(st->fd[map], key, c)) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		return rm_state_fail(-errno, "cannot read %s: %s",
+				     rm_map_names[map], strerror(errno));
+	}
+	now = mono_ns();
+	*valid = rm_conn_valid(s, f->proto, c, now);
+	*age_ns = now > c->last_ns ? now - c->last_ns : 0;
+	return 0;
+}

@@ -12,8 +12,6 @@
 #include "cmd_live.h"
 #include "json.h"
 
-#define KEYSPACE 4294967296.0
-
 static const char *change_name(enum rm_svc_change c)
 {
 	switch (c) {
@@ -42,11 +40,11 @@ static void print_text(const struct rm_apply *a)
 		if (!s->ring && s->change != RM_SVC_REMOVED)
 			continue;
 		printf("  moved: %.4f%% of the keyspace\n",
-		       s->moved / KEYSPACE * 100);
+		       s->moved / RM_KEYSPACE * 100);
 		for (size_t k = 0; k < s->n_moves; k++)
 			printf("    %-20s -> %-20s %8.4f%%\n", s->moves[k].from,
 			       s->moves[k].to,
-			       s->moves[k].keys / KEYSPACE * 100);
+			       s->moves[k].keys / RM_KEYSPACE * 100);
 	}
 }
 
@@ -74,13 +72,13 @@ static void print_json(const struct ctl_opts *o, const struct rm_apply *a,
 		rm_json_u64(&j, "nodes_added", s->nodes_added);
 		rm_json_u64(&j, "nodes_removed", s->nodes_removed);
 		rm_json_u64(&j, "nodes_changed", s->nodes_changed);
-		rm_json_num(&j, "moved_share", s->moved / KEYSPACE);
+		rm_json_num(&j, "moved_share", s->moved / RM_KEYSPACE);
 		rm_json_arr_open(&j, "moves");
 		for (size_t k = 0; k < s->n_moves; k++) {
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "from", s->moves[k].from);
 			rm_json_str(&j, "to", s->moves[k].to);
-			rm_json_num(&j, "share", s->moves[k].keys / KEYSPACE);
+			rm_json_num(&j, "share", s->moves[k].keys / RM_KEYSPACE);
 			rm_json_obj_close(&j);
 		}
 		rm_json_arr_close(&j);
@@ -144,6 +142,8 @@ int cmd_apply(struct ctl_opts *o)
 		ret = ctl_runtime_error("apply: %s", rm_errmsg());
 		goto out_report;
 	}
+	if (!o->dry_run && a->changed)
+		history_log(&lv);
 	if (o->json)
 		print_json(o, a, recp);
 	else if (o->dry_run)

@@ -42,6 +42,22 @@ int rm_parse_duration_ms(const char *s, __u32 *ms)
 	return 0;
 }
 
+int live_interval(const char *cmd, const char *val, __u32 min_ms,
+		  __u32 max_ms, double def_s, double *out_s)
+{
+	__u32 ms;
+
+	*out_s = def_s;
+	if (!val)
+		return 0;
+	if (rm_parse_duration_ms(val, &ms) || ms < min_ms || ms > max_ms)
+		return ctl_usage_error("%s: --interval '%s': expected a duration "
+				       "of %u ms to %u s, e.g. 500ms or 2s",
+				       cmd, val, min_ms, max_ms / 1000);
+	*out_s = ms / 1000.0;
+	return 0;
+}
+
 static int str_opt(const char *name, const char *val, char *dst, size_t size)
 {
 	if (strlen(val) >= size)

@@ -10,8 +10,6 @@
 #include "key.h"
 #include "plan.h"
 
-#define KEYSPACE 4294967296.0
-
 int live_name(const char *what, const char *name)
 {
 	if (!name)
@@ -144,13 +142,13 @@ static void json_moves(struct rm_json *j, const char *name,
 	rm_ring_diff(a, b, &moves, &n, &moved);
 	rm_json_obj_open(j, NULL);
 	rm_json_str(j, "service", name);
-	rm_json_num(j, "moved_share", moved / KEYSPACE);
+	rm_json_num(j, "moved_share", moved / RM_KEYSPACE);
 	rm_json_arr_open(j, "moves");
 	for (size_t i = 0; i < n; i++) {
 		rm_json_obj_open(j, NULL);
 		rm_json_str(j, "from", moves[i].from);
 		rm_json_str(j, "to", moves[i].to);
-		rm_json_num(j, "share", moves[i].keys / KEYSPACE);
+		rm_json_num(j, "share", moves[i].keys / RM_KEYSPACE);
 		rm_json_obj_close(j);
 	}
 	rm_json_arr_close(j);
@@ -220,6 +218,7 @@ int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		return dry_run(o, lv, flags);
 	if (rm_state_commit(&lv->st, lv->old, lv->new, flags))
 		return ctl_runtime_error("%s", rm_errmsg());
+	history_log(lv);
 	if (done && *done && !o->json)
 		printf("%s\n", done);
 	return RM_EXIT_OK;

@@ -61,6 +61,8 @@ void live_close(struct live *lv);
 /* Commit lv->new, or with --dry-run print what would move. */
 int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		const char *done);
+/* Log the change lv->old -> lv->new (committed) in the change log. */
+void history_log(struct live *lv);
 /* parse, lock, read, apply, commit: a whole command */
 int live_change(struct ctl_opts *o, edit_parse_fn parse);
 /* the same for an edit already parsed */
@@ -80,6 +82,21 @@ void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len);
 /* The ring the kernel searches for svc, decoded (names from lv->old). */
 int live_ring(struct live *lv, __u32 svc, struct rm_ring *r);
 
+/* lookup: the connection table's entry for the flow (cmd_lookup_conn.c).
+ * owner: the ring's owner slot, or -1 when the ring has none. */
+struct lookup_conn {
+	bool found, valid;
+	struct rm_conn c;
+	__u64 age_ns;
+};
+struct rm_json;
+int lookup_conn_read(struct live *lv, const struct rm_flow *f,
+		     struct lookup_conn *lc);
+void lookup_conn_text(struct live *lv, const struct lookup_conn *lc,
+		      int owner);
+void lookup_conn_json(struct rm_json *j, struct live *lv,
+		      const struct lookup_conn *lc, int owner);
+
 /* edits, one parser per command; restore reuses them */
 int svc_add_parse(struct ctl_opts *o, struct edit *e);
 int svc_del_parse(struct ctl_opts *o, struct edit *e);
@@ -91,6 +108,10 @@ int svc_set_parse(struct ctl_opts *o, struct edit *e);
 /* --addr of node add/set into e */
 /* "200ms", "2s", "1.5s" -> ms */
 int rm_parse_duration_ms(const char *s, __u32 *ms);
+/* --interval of top and doctor: def_s when not given, else a duration
+ * within [min_ms, max_ms], in seconds; the usage error names cmd. */
+int live_interval(const char *cmd, const char *val, __u32 min_ms,
+		  __u32 max_ms, double def_s, double *out_s);
 
 /* health checks as show, save and stats present them (cmd_health.c) */
 struct rm_json;

@@ -9,8 +9,6 @@
 #include "ringctl.h"
 #include "plan.h"
 
-#define KEYSPACE 4294967296.0
-
 static int build_from_list(struct ctl_opts *o, const char *opt,
 			   const char *list, struct rm_ring *r)
 {
@@ -69,12 +67,12 @@ void plan_print_ring(const struct rm_ring *r, const char *indent)
 		return;
 	rm_ring_arcs(r, arcs);
 	for (__u32 i = 0; i < r->n_nodes; i++)
-		if (arcs[i] / KEYSPACE > max)
-			max = arcs[i] / KEYSPACE;
+		if (arcs[i] / RM_KEYSPACE > max)
+			max = arcs[i] / RM_KEYSPACE;
 	printf("%s%-20s %6s %7s %8s  %s\n", indent, "NODE", "WEIGHT", "VNODES",
 	       "SHARE", "");
 	for (__u32 i = 0; i < r->n_nodes; i++) {
-		double share = arcs[i] / KEYSPACE;
+		double share = arcs[i] / RM_KEYSPACE;
 
 		rm_bar(bar, sizeof(bar), share, max, 40);
 		printf("%s%-20s %6u %7u %7.3f%%  %s\n", indent, r->nodes[i].name,
@@ -100,7 +98,7 @@ double plan_peak_to_mean(const struct rm_ring *r)
 	/* a weighted node's fair share is weight / total weight */
 	for (__u32 i = 0; i < r->n_nodes; i++) {
 		double fair = (double)r->nodes[i].weight / wsum;
-		double ratio = arcs[i] / KEYSPACE / fair;
+		double ratio = arcs[i] / RM_KEYSPACE / fair;
 
 		if (ratio > peak)
 			peak = ratio;
@@ -148,7 +146,7 @@ int cmd_ring(struct ctl_opts *o)
 		rm_json_str(&j, "name", r.nodes[i].name);
 		rm_json_u64(&j, "weight", r.nodes[i].weight);
 		rm_json_u64(&j, "vnodes", r.nodes[i].weight * r.vnodes);
-		rm_json_num(&j, "share", arcs[i] / KEYSPACE);
+		rm_json_num(&j, "share", arcs[i] / RM_KEYSPACE);
 		rm_json_u64(&j, "keys", arcs[i]);
 		rm_json_obj_close(&j);
 	}
@@ -179,7 +177,7 @@ double plan_ideal_share(const struct rm_ring *a, const struct rm_ring *b)
 	rm_ring_arcs(a, arcs);
 	for (__u32 i = 0; i < a->n_nodes; i++) {
 		if (rm_ring_find(b, a->nodes[i].name) < 0)
-			removed += arcs[i] / KEYSPACE;
+			removed += arcs[i] / RM_KEYSPACE;
 	}
 	for (__u32 i = 0; i < b->n_nodes; i++)
 		wb += b->nodes[i].weight;
@@ -192,8 +190,8 @@ double plan_ideal_share(const struct rm_ring *a, const struct rm_ring *b)
 		if (k < 0)
 			gained += fair;
 		else if (b->nodes[i].weight > a->nodes[k].weight &&
-			 fair > arcs[k] / KEYSPACE)
-			gained += fair - arcs[k] / KEYSPACE;
+			 fair > arcs[k] / RM_KEYSPACE)
+			gained += fair - arcs[k] / RM_KEYSPACE;
 	}
 	free(arcs);
 	return removed > gained ? removed : gained;
@@ -215,7 +213,7 @@ int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,
 
 		rm_json_init(&j, stdout);
 		rm_json_obj_open(&j, NULL);
-		rm_json_num(&j, "moved_share", moved / KEYSPACE);
+		rm_json_num(&j, "moved_share", moved / RM_KEYSPACE);
 		rm_json_num(&j, "ideal_share", plan_ideal_share(a, b));
 		rm_json_u64(&j, "moved_keys", moved);
 		rm_json_arr_open(&j, "moves");
@@ -223,7 +221,7 @@ int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "from", moves[i].from);
 			rm_json_str(&j, "to", moves[i].to);
-			rm_json_num(&j, "share", moves[i].keys / KEYSPACE);
+			rm_json_num(&j, "share", moves[i].keys / RM_KEYSPACE);
 			rm_json_obj_close(&j);
 		}
 		rm_json_arr_close(&j);
@@ -231,10 +229,10 @@ int plan_print_diff(const struct rm_ring *a, const struct rm_ring *b,
 		rm_json_end(&j);
 	} else {
 		printf("moved: %.4f%% of the keyspace (ideal %.4f%%)\n",
-		       moved / KEYSPACE * 100, plan_ideal_share(a, b) * 100);
+		       moved / RM_KEYSPACE * 100, plan_ideal_share(a, b) * 100);
 		for (size_t i = 0; i < n; i++)
 			printf("  %-20s -> %-20s %8.4f%%\n", moves[i].from,
-			       moves[i].to, moves[i].keys / KEYSPACE * 100);
+			       moves[i].to, moves[i].keys / RM_KEYSPACE * 100);
 	}
 	free(moves);
 	return RM_EXIT_OK;

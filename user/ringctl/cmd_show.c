@@ -15,7 +15,6 @@
 #include "json.h"
 #include "key.h"
 
-#define KEYSPACE 4294967296.0
 
 /* What show prints of one service. */
 struct view {
@@ -107,7 +106,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 		rm_json_str(j, "state", rm_node_state_name(n->state));
 		rm_json_u64(j, "weight", n->weight);
 		rm_json_u64(j, "vnodes", (__u64)n->weight * m->vnodes);
-		rm_json_num(j, "share", keys / KEYSPACE);
+		rm_json_num(j, "share", keys / RM_KEYSPACE);
 		rm_json_u64(j, "keys", keys);
 		rm_json_str(j, "mac", mac);
 		rm_json_str(j, "dev", n->dev);
@@ -133,8 +132,8 @@ static void show_text(struct live *lv, const struct view *w)
 	double max = 0;
 
 	for (__u32 k = 0; k < r->n_nodes; k++)
-		if (arcs[k] / KEYSPACE > max)
-			max = arcs[k] / KEYSPACE;
+		if (arcs[k] / RM_KEYSPACE > max)
+			max = arcs[k] / RM_KEYSPACE;
 	live_svc_text(m, text, sizeof(text));
 	printf("service %s (id %u): %s, %u vnodes per weight, %u entries\n",
 	       m->name, svc, text, m->vnodes, r->n);
@@ -153,7 +152,7 @@ static void show_text(struct live *lv, const struct view *w)
 
 		if (n->state == RM_NODE_FREE || n->svc_id != svc)
 			continue;
-		share = node_keys(r, arcs, i) / KEYSPACE;
+		share = node_keys(r, arcs, i) / RM_KEYSPACE;
 		node_reach(n, mac, sizeof(mac));
 		rm_bar(bar, sizeof(bar), share, max, 30);
 		health_text(m, n, health, sizeof(health));
@@ -431,14 +430,17 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
 
 int cmd_lookup(struct ctl_opts *o)
 {
+	/* no ring owner but a valid table entry: the flow still goes */
+	static const struct rm_node none = {.name = "-", .dev = "-"};
 	struct rm_slot *slots = NULL;
 	char src[64], dst[64], mac[80], addr[64] = "";
 	const struct rm_node *n;
+	struct lookup_conn lc;
 	struct rm_flow f;
 	struct rm_json j;
 	struct live lv;
 	__u32 nslots, h, id;
-	int ret, svc, keyed;
+	int ret, svc, keyed, owner;
 
 	if (o->argc != 1)
 		return ctl_usage_error("lookup: expected one SERVICE");
@@ -475,29 +477,36 @@ int cmd_lookup(struct ctl_opts *o)
 		ret = ctl_runtime_error("%s", rm_errmsg());
 		goto out;
 	}
-	if (rm_ring_lookup(slots, nslots, h, &id) /* RM_SEARCH_OK */ ||
-	    id >= RM_MAX_NODES) {
+	ret = lookup_conn_read(&lv, &f, &lc);
+	if (ret)
+		goto out;
+	owner = rm_ring_lookup(slots, nslots, h, &id) /* RM_SEARCH_OK */ ||
+			id >= RM_MAX_NODES
+		    ? -1
+		    : (int)id;
+	if (owner < 0 && !(lc.found && lc.valid)) {
 		ret = ctl_runtime_error("service '%s' has no active node: its "
 					"packets are dropped",
 					o->argv[0]);
 		goto out;
 	}
-	n = &lv.old->node[id];
+	n = owner >= 0 ? &lv.old->node[owner] : &none;
 	rm_format_addr(f.src, f.family, src, sizeof(src));
 	rm_format_addr(f.dst, f.family, dst, sizeof(dst));
 	node_reach(n, mac, sizeof(mac));
 	if (!o->json) {
 		printf("%s: %s:%u -> %s:%u/%s hash 0x%08x -> node %s (slot "
-		       "%u, %s via %s)\n",
+		       "%d, %s via %s)\n",
 		       o->argv[0], src, ntohs(f.sport), dst, ntohs(f.dport),
-		       rm_proto_name(f.proto), h, n->name, id, mac, n->dev);
+		       rm_proto_name(f.proto), h, n->name, owner, mac, n->dev);
+		lookup_conn_text(&lv, &lc, owner);
 		goto out;
 	}
 	rm_json_init(&j, stdout);
 	rm_json_obj_open(&j, NULL);
 	rm_json_str(&j, "service", o->argv[0]);
 	rm_json_str(&j, "node", n->name);
-	rm_json_u64(&j, "node_id", id);
+	rm_json_i64(&j, "node_id", owner);
 	rm_json_u64(&j, "hash", h);
 	rm_json_str(&j, "src", src);
 	rm_json_u64(&j, "sport", ntohs(f.sport));
@@ -514,6 +523,7 @@ int cmd_lookup(struct ctl_opts *o)
 	rm_json_str(&j, "addr", addr);
 	if (n->via == RM_VIA_GUE)
 		rm_json_u64(&j, "gue_sport", ntohs(rm_gue_sport(&f)));
+	lookup_conn_json(&j, &lv, &lc, owner);
 	rm_json_obj_close(&j);
 	rm_json_end(&j);
 out:
@@ -537,6 +547,8 @@ int cmd_stats(struct ctl_opts *o)
 	if (o->argc)
 		return ctl_usage_error("stats: unexpected argument '%s'",
 				       o->argv[0]);
+	if (o->prometheus || o->textfile)
+		return cmd_stats_prometheus(o);
 	ret = live_open(o, &lv, RM_LOCK_NONE);
 	if (ret)
 		return ret;

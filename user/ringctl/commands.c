@@ -171,6 +171,31 @@ static const struct cli_opt change_opts[] = {OPTS_CHANGE, END};
 
 static const struct cli_opt view_opts[] = {OPT_JSON, OPT_PIN_DIR, END};
 
+static const struct cli_opt stats_opts[] = {
+    FLAG("prometheus", prometheus,
+	 "the Prometheus text exposition format instead of the table"),
+    STR("textfile", textfile, RM_PATH_MAX - 32, "DIR",
+	"write the Prometheus format to DIR/ringmaster.prom atomically, "
+	"for node_exporter's textfile collector (implies --prometheus)"),
+    OPT_JSON,
+    OPT_PIN_DIR,
+    END};
+
+static const struct cli_opt top_opts[] = {
+    STR("interval", interval, 15, "DURATION",
+	"time between two frames, 100ms to 1h (default 1s)"),
+    FLAG("once", once, "print one frame (rates over one interval) and exit"),
+    OPT_JSON,
+    OPT_PIN_DIR,
+    END};
+
+static const struct cli_opt doctor_opts[] = {
+    STR("interval", interval, 15, "DURATION",
+	"how long to watch the drop counters, 0 to 1m (default 1s)"),
+    OPT_JSON,
+    OPT_PIN_DIR,
+    END};
+
 static const struct cli_opt node_add_opts[] = {
     OPTS_REACH(.def = "l2"),
     OPT_WEIGHT(.def = "1"),
@@ -331,8 +356,21 @@ static const struct ctl_cmd commands[] = {
 	"the node the data plane picks for a flow, or for a keyed service's "
 	"key",
 	lookup_opts, 0, .run = cmd_lookup),
-    CMD("stats", NULL, "the data plane's counters", view_opts, 0,
-	.run = cmd_stats),
+    CMD("stats", NULL,
+	"the data plane's counters (--prometheus: every metric of the state)",
+	stats_opts, 0, .run = cmd_stats),
+    CMD("top", "[SERVICE]",
+	"live view: per service and node packets/s, bytes/s, new flows/s, "
+	"connections, share, state, health; outcomes/s; q quits",
+	top_opts, 0, .run = cmd_top),
+    CMD("doctor", "[IFACE]",
+	"check what makes a director fail silently and say what to do; exit "
+	"1 on findings",
+	doctor_opts, 0, .run = cmd_doctor),
+    CMD("history", NULL,
+	"the change log: time, who, command, services whose ring changed, "
+	"share of the keyspace moved",
+	view_opts, 0, .run = cmd_history),
     CMD("save", NULL,
 	"the configuration as ringctl commands, on stdout (restore reads it)",
 	save_opts, 0, .run = cmd_save),

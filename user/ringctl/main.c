@@ -71,6 +71,7 @@ int main(int argc, char **argv)
 
 	if (cli_is_internal(argc, argv))
 		return cli_internal(&ctl_prog, argc, argv);
+	history_set_cmdline(argc, argv);
 	ret = cli_parse(&ctl_prog, argc, argv, 0, &o, &res);
 	if (ret) {
 		fprintf(stderr, "ringctl: %s\n", res.err);

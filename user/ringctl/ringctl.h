@@ -57,6 +57,11 @@ struct ctl_opts {
 	/* publish: etcd, key, compare-and-swap, TLS and auth */
 	const char *etcd, *key, *cacert, *cert, *tls_key, *user, *password_file;
 	struct cli_u32 expect_revision;
+	/* stats --prometheus [--textfile DIR] */
+	bool prometheus;
+	const char *textfile;
+	/* top --once (top and doctor take --interval too) */
+	bool once;
 	/* positional arguments after the command words */
 	int argc;
 	char **argv;
@@ -92,5 +97,12 @@ int cmd_seed(struct ctl_opts *o);
 int cmd_config(struct ctl_opts *o);
 int cmd_apply(struct ctl_opts *o);
 int cmd_publish(struct ctl_opts *o);
+/* observability: cmd_metrics.c, cmd_history.c, cmd_doctor.c, cmd_top.c */
+int cmd_stats_prometheus(struct ctl_opts *o);
+int cmd_history(struct ctl_opts *o);
+int cmd_doctor(struct ctl_opts *o);
+int cmd_top(struct ctl_opts *o);
+/* The command line, recorded with every change (call first thing). */
+void history_set_cmdline(int argc, char **argv);
 
 #endif

@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
+#include "history.h"
 #include "ringhealth.h"
 #include "state.h"
 #include "util.h"
@@ -277,6 +278,19 @@ static __u64 wall_s(__u64 mono_ms, __u64 now)
 	return (__u64)t - (now - mono_ms) / 1000;
 }
 
+/* What the verdicts of one publish moved in or out of a ring, for the
+ * change log: "web a out (unhealthy), web b in (healthy)". */
+static char ring_moves[RM_HISTORY_WHAT];
+
+static void note_ring_move(const char *svc, const char *node, bool out,
+			   const char *health)
+{
+	size_t len = strlen(ring_moves);
+
+	snprintf(ring_moves + len, sizeof(ring_moves) - len, "%s%s %s %s (%s)",
+		 len ? ", " : "", svc, node, out ? "out" : "in", health);
+}
+
 /* The health every node of s should have: targets' states, fail-open. */
 static bool verdicts(struct checker *c, const struct rm_snap *old,
 		     struct rm_snap *new, __u64 now)
@@ -286,6 +300,7 @@ static bool verdicts(struct checker *c, const struct rm_snap *old,
 	static __u32 slot[RM_MAX_NODES];
 	bool changed = false;
 
+	ring_moves[0] = '\0';
 	for (__u32 svc = 0; svc < RM_MAX_SERVICES; svc++) {
 		const struct rm_svc_meta *meta = &new->svc[svc];
 		__u32 n = 0, good, total;
@@ -359,10 +374,13 @@ static bool verdicts(struct checker *c, const struct rm_snap *old,
 				continue;
 			if (h.out != o->health.out)
 				c->cnt[h.out ? RM_HC_RING_OUT : RM_HC_RING_IN]++;
-			if (h.out != o->health.out)
+			if (h.out != o->health.out) {
 				hlog("%s %s: %s the ring (health %s)", meta->name,
 				     o->name, h.out ? "out of" : "back in",
 				     rm_health_state_name(h.state));
+				note_ring_move(meta->name, o->name, h.out,
+					       rm_health_state_name(h.state));
+			}
 			rm_snap_node_health(new, slot[k], &h);
 			changed = true;
 		}
@@ -392,6 +410,12 @@ static int publish(struct checker *c, __u64 now)
 		if (verdicts(c, &old, &new, now)) {
 			err = rm_state_commit(&st, &old, &new, 0);
 			c->cnt[err ? RM_HC_COMMIT_ERRORS : RM_HC_COMMITS]++;
+			/* the log holds changes of a ring, not every count */
+			if (!err && ring_moves[0] &&
+			    rm_history_append(&st, "ringhealth", ring_moves,
+					      &old, &new))
+				hlog("change made but not in the history: %s",
+				     rm_errmsg());
 		}
 	}
 	if (err)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ringmaster.skel.h"
+#include "history.h"
 #include "ringload.h"
 
 static const char *hint(int err, enum xdp_attach_mode mode)
@@ -98,6 +99,13 @@ int cmd_attach(struct load_opts *o)
 	if (fd < 0) {
 		load_error(RM_EXIT_RUNTIME, "cannot create %s/%s: %s",
 			   o->pin_dir, RM_MAP_IFACES, strerror(-fd));
+		goto out;
+	}
+	/* the change log too: a director's pins stay the same from here on */
+	err = rm_history_create(o->pin_dir);
+	if (err) {
+		load_error(RM_EXIT_RUNTIME, "cannot create %s/%s: %s",
+			   o->pin_dir, RM_MAP_HISTORY, strerror(-err));
 		goto out;
 	}
 	if (!ifaces_find_prog(ifindex, 0, &id, &cur)) {
