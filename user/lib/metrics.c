@@ -7,24 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "counters.h"
 #include "health.h"
 #include "history.h"
 #include "metrics.h"
 #include "state.h"
 #include "state_int.h"
-
-#define RM_COUNTER_NAME(id, name) [id] = name,
-static const char *const counter_names[RM_CNT_MAX] = {
-    RM_COUNTERS(RM_COUNTER_NAME)};
-#undef RM_COUNTER_NAME
-
-/* Counters named conn-* count connection-table events (rm_common.h);
- * every other counter counts packets by outcome. */
-#define CONN_PREFIX "conn-"
-static bool is_conn_event(int i)
-{
-	return !strncmp(counter_names[i], CONN_PREFIX, strlen(CONN_PREFIX));
-}
 
 struct scrape {
 	struct rm_state st;
@@ -175,26 +163,37 @@ static void node_labels(FILE *f, const struct scrape *s, const char *name,
 	label(f, "node", n->name, false);
 }
 
+/* One family per counter kind (counters.h): every counter has a metric. */
+static const struct {
+	enum rm_counter_kind kind;
+	const char *name, *label, *help;
+} counter_families[] = {
+    {RM_CNT_KIND_OUTCOME, "ringmaster_packets_total", "outcome",
+     "Packets the XDP program handled, by outcome (each packet has one)."},
+    {RM_CNT_KIND_CONN, "ringmaster_conn_table_events_total", "event",
+     "Connection-table lookups and writes, by result (hit, miss, stale, "
+     "insert, insert-limited)."},
+    {RM_CNT_KIND_KEY, "ringmaster_key_events_total", "event",
+     "Packets of keyed services: routed by their key, or by the flow hash "
+     "and why (fallback-*)."},
+    {RM_CNT_KIND_ENCAP, "ringmaster_encap_packets_total", "method",
+     "Forwarded packets encapsulated to routed nodes, by method."},
+};
+
 static void write_outcomes(FILE *f, const struct scrape *s)
 {
-	family(f, "ringmaster_packets_total", "counter",
-	       "Packets the XDP program handled, by outcome.");
-	for (int i = 0; i < RM_CNT_MAX; i++) {
-		if (is_conn_event(i))
-			continue;
-		fprintf(f, "ringmaster_packets_total{");
-		label(f, "outcome", counter_names[i], true);
-		sample_u64(f, s->cnt[i]);
-	}
-	family(f, "ringmaster_conn_table_events_total", "counter",
-	       "Connection-table lookups and writes, by result (hit, miss, "
-	       "stale, insert, insert-limited).");
-	for (int i = 0; i < RM_CNT_MAX; i++) {
-		if (!is_conn_event(i))
-			continue;
-		fprintf(f, "ringmaster_conn_table_events_total{");
-		label(f, "event", counter_names[i] + strlen(CONN_PREFIX), true);
-		sample_u64(f, s->cnt[i]);
+	for (size_t k = 0;
+	     k < sizeof(counter_families) / sizeof(counter_families[0]); k++) {
+		family(f, counter_families[k].name, "counter",
+		       counter_families[k].help);
+		for (int i = 0; i < RM_CNT_MAX; i++) {
+			if (rm_counter_kind(i) != counter_families[k].kind)
+				continue;
+			fprintf(f, "%s{", counter_families[k].name);
+			label(f, counter_families[k].label,
+			      rm_counter_short_name(i), true);
+			sample_u64(f, s->cnt[i]);
+		}
 	}
 }
 

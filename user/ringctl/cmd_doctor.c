@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 #include "cmd_live.h"
+#include "counters.h"
 #include "doctor.h"
 #include "json.h"
 
@@ -344,13 +345,8 @@ static void check_rp_filter(struct doctor *d)
 
 /* ---- counters, seed, table, rings -------------------------------------- */
 
-#define RM_COUNTER_NAME(id, name) [id] = name,
-static const char *const counter_names[RM_CNT_MAX] = {
-    RM_COUNTERS(RM_COUNTER_NAME)};
-#undef RM_COUNTER_NAME
-
 /* Counters that mean packets lost or turned away, and what usually
- * causes them. Any other counter named dropped-* counts too. */
+ * causes them. Any other drop (rm_counter_is_drop) counts too. */
 static const struct {
 	int id;
 	const char *cause;
@@ -364,6 +360,10 @@ static const struct {
 			   "--hash 3tuple for services that see fragments"},
     {RM_CNT_CONN_INSERT_LIMITED,
      "new flows above ringctl config --conn-insert-rate"},
+    {RM_CNT_FIB_NO_NEIGH, "a routed node's next hop has no neighbour entry: "
+			  "is ringload neighd running?"},
+    {RM_CNT_ENCAP_NO_SRC, "no outer source address for the family: "
+			  "ringctl config --encap-src4/--encap-src6"},
 };
 
 static const char *drop_cause(int id)
@@ -371,7 +371,7 @@ static const char *drop_cause(int id)
 	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
 		if (hints[i].id == id)
 			return hints[i].cause;
-	if (!strncmp(counter_names[id], "dropped-", 8))
+	if (rm_counter_is_drop(id))
 		return "see the counter's description in rm_common.h";
 	return NULL;
 }
@@ -397,7 +397,7 @@ static void check_counters(struct doctor *d)
 
 		if (!cause || b[i] <= a[i])
 			continue;
-		snprintf(subj, sizeof(subj), "%s", counter_names[i]);
+		snprintf(subj, sizeof(subj), "%s", rm_counter_names[i]);
 		find(d, subj, cause, "%llu in the last %.1f s",
 		     (unsigned long long)(b[i] - a[i]), d->interval);
 	}

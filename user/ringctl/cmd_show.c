@@ -12,6 +12,7 @@
 #include "apply.h"
 #include "cmd_live.h"
 #include "health.h"
+#include "counters.h"
 #include "json.h"
 #include "key.h"
 
@@ -532,10 +533,6 @@ out:
 	return ret;
 }
 
-#define RM_COUNTER_NAME(id, name) [id] = name,
-static const char *const counter_names[RM_CNT_MAX] = {
-    RM_COUNTERS(RM_COUNTER_NAME)};
-
 int cmd_stats(struct ctl_opts *o)
 {
 	__u64 cnt[RM_CNT_MAX];
@@ -563,9 +560,9 @@ int cmd_stats(struct ctl_opts *o)
 	}
 	for (int i = 0; i < RM_CNT_MAX; i++) {
 		if (o->json)
-			rm_json_u64(&j, counter_names[i], cnt[i]);
+			rm_json_u64(&j, rm_counter_names[i], cnt[i]);
 		else
-			printf("%-28s %14llu\n", counter_names[i],
+			printf("%-28s %14llu\n", rm_counter_names[i],
 			       (unsigned long long)cnt[i]);
 	}
 	if (o->json) {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cmd_live.h"
+#include "counters.h"
 #include "json.h"
 #include "health.h"
 #include "metrics.h"
@@ -27,11 +28,6 @@
 #define RED "\033[1;31m"
 #define BOLD "\033[1m"
 #define RESET "\033[0m"
-
-#define RM_COUNTER_NAME(id, name) [id] = name,
-static const char *const counter_names[RM_CNT_MAX] = {
-    RM_COUNTERS(RM_COUNTER_NAME)};
-#undef RM_COUNTER_NAME
 
 struct sample {
 	double t; /* CLOCK_MONOTONIC seconds */
@@ -128,10 +124,10 @@ static double rate(__u64 b, __u64 a, double dt)
 	return dt > 0 && b >= a ? (b - a) / dt : 0;
 }
 
+/* highlighted: packets lost, and new flows the table turned away */
 static bool is_drop(int i)
 {
-	return !strncmp(counter_names[i], "dropped-", 8) ||
-	       i == RM_CNT_REDIRECT_FAILED || i == RM_CNT_CONN_INSERT_LIMITED;
+	return rm_counter_is_drop(i) || i == RM_CNT_CONN_INSERT_LIMITED;
 }
 
 /* ---- ordering ---------------------------------------------------------- */
@@ -214,7 +210,7 @@ static void frame_text(struct top *t, bool color)
 		double r = rate(t->b.cnt[i], t->a.cnt[i], dt);
 		bool hot = is_drop(i) && r > 0;
 
-		printf(" %s%s %.0f%s", hot && color ? RED : "", counter_names[i],
+		printf(" %s%s %.0f%s", hot && color ? RED : "", rm_counter_names[i],
 		       r, hot && color ? RESET : "");
 	}
 	printf("\n\n%-16s %-16s %-8s %-9s %10s %12s %12s %8s %8s\n", "SERVICE",
@@ -269,7 +265,7 @@ static void frame_json(struct top *t)
 	rm_json_u64(&j, "conn_entries", t->conns.entries);
 	rm_json_obj_open(&j, "outcomes_per_s");
 	for (int i = 0; i < RM_CNT_MAX; i++)
-		rm_json_num(&j, counter_names[i],
+		rm_json_num(&j, rm_counter_names[i],
 			    rate(t->b.cnt[i], t->a.cnt[i], dt));
 	rm_json_obj_close(&j);
 	rm_json_arr_open(&j, "services");
