@@ -9,7 +9,8 @@
 # datagrams each node got. Checked:
 #   - promtool check metrics accepts the output (text and textfile);
 #   - every counter ringctl stats --json shows has its metric
-#     (outcome=, event= or method= label), with the same value;
+#     (outcome=, event= or method= label; icmp-forwarded, which comes
+#     on top of an outcome, as a packet event), with the same value;
 #   - ringmaster_service_packets_total is exactly COUNT, each node's
 #     ringmaster_node_packets_total exactly what its server received, and
 #     the ring shares sum to 1 and match ringctl show;
@@ -82,6 +83,8 @@ for name, val in c.items():
         key = 'ringmaster_key_events_total{event="%s"}' % name[4:]
     elif name.startswith("encap-"):
         key = 'ringmaster_encap_packets_total{method="%s"}' % name[6:]
+    elif name == "icmp-forwarded":
+        key = 'ringmaster_packet_events_total{event="%s"}' % name
     else:
         key = 'ringmaster_packets_total{outcome="%s"}' % name
     if key not in prom:

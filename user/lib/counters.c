@@ -23,10 +23,12 @@ static bool starts(const char *s, const char *prefix)
 
 enum rm_counter_kind rm_counter_kind(int id)
 {
+	if (rm_counter_is_outcome(id))
+		return RM_CNT_KIND_OUTCOME;
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		if (starts(rm_counter_names[id], kinds[k].prefix))
 			return kinds[k].kind;
-	return RM_CNT_KIND_OUTCOME;
+	return RM_CNT_KIND_EVENT;
 }
 
 const char *rm_counter_short_name(int id)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * How to read the data plane's counters (RM_COUNTERS, rm_common.h): most
- * count a packet's one outcome; the conn-*, key-* and encap-* counters
- * come on top of that outcome (rm_common.h says when). One place for the
- * metrics, top and doctor to tell them apart, by the names' prefixes.
+ * count a packet's one outcome (rm_counter_is_outcome); the others come
+ * on top of it: conn-*, key-*, encap-* by their prefixes, and the rest
+ * (icmp-forwarded) as packet events. One place for the metrics, top and
+ * doctor to tell them apart.
  */
 #ifndef RM_COUNTERS_H
 #define RM_COUNTERS_H
@@ -16,6 +17,7 @@ enum rm_counter_kind {
 	RM_CNT_KIND_CONN,    /* conn-*: connection-table events */
 	RM_CNT_KIND_KEY,     /* key-*: how a keyed service's packet was hashed */
 	RM_CNT_KIND_ENCAP,   /* encap-*: forwarded packets by encapsulation */
+	RM_CNT_KIND_EVENT,   /* any other counter on top of an outcome */
 };
 
 extern const char *const rm_counter_names[RM_CNT_MAX];

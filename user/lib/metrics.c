@@ -178,6 +178,9 @@ static const struct {
      "and why (fallback-*)."},
     {RM_CNT_KIND_ENCAP, "ringmaster_encap_packets_total", "method",
      "Forwarded packets encapsulated to routed nodes, by method."},
+    {RM_CNT_KIND_EVENT, "ringmaster_packet_events_total", "event",
+     "Other events on top of a packet's outcome (icmp-forwarded: an ICMP "
+     "error sent to the node of the flow it quotes)."},
 };
 
 static void write_outcomes(FILE *f, const struct scrape *s)
