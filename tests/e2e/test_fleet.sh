@@ -114,6 +114,7 @@ for ((i = 1; i <= FL_N; i++)); do
 	tb_spawn "${FL_NODE_NS[i]}" "$W/server-node$i.log" "$RM_SERVER" \
 		--name "node$i" --port "$FL_PORT" --max-seconds 600
 	e2e_on_teardown "kill $TB_LAST_PID 2>/dev/null"
+	server_pid[i]=$TB_LAST_PID
 done
 
 fleet_doc 1 2 3 >"$W/doc3"
@@ -325,6 +326,76 @@ e2e_expect_eq "6. director 3's XDP detached: ringsync withdrew the VIP" \
 fleet_load 3 attach d-up --mode native >/dev/null
 wait_nexthops 3 10
 e2e_expect_eq "6. attached again: announced again" "$(fleet_nexthops)" 3
+
+# ---- 7. node health: each director checks for itself ------------------------
+# The document gives every node its address and the service a TCP check;
+# each director runs its own ringhealth. node4's server stops: every
+# director takes it out by itself, and flows avoid it; it comes back.
+fleet_doc 1 2 3 4 | sed 's|^node add web node\([0-9]*\) .*$|& --addr 198.18.150.1\1|' >"$W/doc7"
+echo "service set web --check tcp --interval 300ms --timeout 300ms --fall 2 --rise 2" >>"$W/doc7"
+REV=$(publish "$W/doc7" --expect-revision "$BAD")
+wait_rev "$REV" 30 || e2e_fail "7. revision ${REV:-none} with the health check applied everywhere"
+for ((k = 1; k <= FL_D; k++)); do
+	_fl_spawn "ringhealth-d$k" "${FL_DIR_NS[k]}" "$FL_BUILD/ringhealth" \
+		--pin-dir "${FL_PIN[k]}"
+done
+# in_ring of node N on director K: "true"/"false"
+in_ring() {
+	fleet_ctl "$1" show --json | e2e_json '[ str(n["in_ring"]).lower() + " " + n["health"]["state"] for s in d["services"] for n in s["nodes"] if n["name"] == "'"$2"'" ]'
+}
+# wait_health NODE WANT SECONDS: every director's "in_ring state" for NODE
+# starts with WANT; prints the milliseconds it took
+wait_health() {
+	local node=$1 want=$2 end=$((SECONDS + $3)) t0 k n
+	t0=$(date +%s%N)
+	while [ "$SECONDS" -le "$end" ]; do
+		n=0
+		for ((k = 1; k <= FL_D; k++)); do
+			[[ "$(in_ring "$k" "$node")" == "$want"* ]] && n=$((n + 1))
+		done
+		if [ "$n" -eq "$FL_D" ]; then
+			echo $((($(date +%s%N) - t0) / 1000000))
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+e2e_check "7. every director checked every node and found it healthy" \
+	wait_health node4 "true healthy" 15
+# log_delay SINCE: per director, ms from SINCE (seconds since midnight,
+# local time as ringhealth logs) to its first line after it saying node4
+# left or rejoined the ring (its log's own timestamps:
+# polling show on a loaded machine would time the poll, not the checker)
+log_delay() {
+	local k
+	for ((k = 1; k <= FL_D; k++)); do
+		awk -v t0="$1" '/ node4: .* the ring/ { split($1, h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3];
+			if (t >= t0) { printf "%d ", (t - t0) * 1000; exit } }' "$FL_DIR/ringhealth-d$k.log"
+	done
+}
+now_s() { date +%H:%M:%S.%N | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }'; }
+t_kill=$(now_s)
+kill "${server_pid[4]}" 2>/dev/null
+if ms=$(wait_health node4 "false " 15); then
+	e2e_pass "7. node4's server stopped: all $FL_D directors took it out by themselves (fall 2 x 300 ms + 300 ms timeout; ms after the kill, by each ringhealth's log: $(log_delay "$t_kill"))"
+else
+	e2e_fail "7. node4's server stopped: every director took it out ($(for ((k = 1; k <= FL_D; k++)); do in_ring "$k" node4; done | tr '\n' ' '))"
+fi
+e2e_flows "$W/f7" "${client4[@]}"
+e2e_expect_eq "7. 300 flows answered, none by node4" \
+	"$(grep -vc ' FAIL$' "$W/f7"):$(grep -c ' node4$' "$W/f7")" "300:0"
+t_back=$(now_s)
+tb_spawn "${FL_NODE_NS[4]}" "$W/server-node4b.log" "$RM_SERVER" \
+	--name node4 --port "$FL_PORT" --max-seconds 600
+e2e_on_teardown "kill $TB_LAST_PID 2>/dev/null"
+if ms=$(wait_health node4 "true healthy" 15); then
+	e2e_pass "7. node4's server back: every director put it back (rise 2; ms after the restart, by each ringhealth's log: $(log_delay "$t_back"))"
+else
+	e2e_fail "7. node4's server back: every director put it back"
+fi
+e2e_check "7. ringhealth logged the transitions on every director" \
+	test "$(grep -l "node4" "$FL_DIR"/ringhealth-d*.log | wc -l)" -eq "$FL_D"
 
 # ---- teardown ------------------------------------------------------------------
 suf=$FL_SUF dir=$FL_DIR
