@@ -5,8 +5,10 @@
  *   tg_udp    traffic generator for BPF_F_TEST_XDP_LIVE_FRAMES: the kernel
  *             hands it the same few pages over and over without restoring
  *             them (and a director downstream rewrites their MACs in
- *             place), so every header field that matters is written here
- *             on every packet: both MACs, the source address and UDP
+ *             place, or pushes an outer IPv4 header in front, whose
+ *             bytes then lie over the Ethernet header), so every header
+ *             field that matters is written here on every packet: the
+ *             whole Ethernet header, the source address and UDP
  *             source port of flow number seq % tg_flows, the IPv4
  *             checksum; with tg_key_off set, the flow number as 8 hex
  *             digits at that frame offset (a request key per flow, e.g.
@@ -99,8 +101,9 @@ int tg_udp(struct xdp_md *ctx)
 
 	if ((void *)(uh + 1) > data_end)
 		return XDP_ABORTED;
-	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5 ||
-	    iph->protocol != IPPROTO_UDP)
+	/* the IP and UDP headers are never touched downstream: a frame
+	 * that is no longer ours is a test bug, aborted (and so uncounted) */
+	if (iph->version != 4 || iph->ihl != 5 || iph->protocol != IPPROTO_UDP)
 		return XDP_ABORTED;
 	if (!flows)
 		flows = 1;
@@ -110,6 +113,7 @@ int tg_udp(struct xdp_md *ctx)
 
 	__builtin_memcpy(eth->h_dest, tg_dst_mac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, tg_src_mac, ETH_ALEN);
+	eth->h_proto = bpf_htons(ETH_P_IP);
 	iph->saddr = bpf_htonl(tg_saddr + f / nports);
 	iph->check = 0;
 	iph->check = tg_csum_ipv4(iph);

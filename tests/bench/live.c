@@ -13,7 +13,15 @@
  *              swapped on one BPF link between rounds. A third contender
  *              is the director on memcached-shaped requests to a keyed
  *              service (--key memcached, same ring): "get k:XXXXXXXX"
- *              with a key per flow, each routed by its key.
+ *              with a key per flow, each routed by its key. A fourth
+ *              is the director on the same UDP flows, service, ring and
+ *              connection entries, its nodes switched to --via ipip for
+ *              those rounds (only rm_node.via changes: same slot, same
+ *              gen): node N's address is in 198.19.N.0/24, routed in the
+ *              director's namespace through node N's testbed address (its
+ *              neighbour entry made permanent), so every frame is
+ *              encapsulated, looked up in the FIB and redirected to node
+ *              N's veth.
  *   node ns:   tg_count on each n-eth0 counts and drops (a veth only
  *              accepts redirected frames when its peer runs XDP).
  *
@@ -22,11 +30,16 @@
  * whole chain: generator, director (or baseline), counter. pps = frames
  * counted at the nodes / wall time of the test_run call. The director is
  * also checked: its forwarded-redirect counter must move by exactly the
- * frames sent and no drop counter may move.
+ * frames sent and no drop counter may move (fib-no-neigh, fib-fail and
+ * dropped-no-encap-src included); through ipip, encap-ipip too moves by
+ * exactly the frames sent.
  *
  * Traffic stays in the testbed's namespaces: all links are BPF links
  * owned by this process (gone when it exits, whatever happens), the
- * generator is bounded by its repeat count and an alarm.
+ * generator is bounded by its repeat count and an alarm. The routes and
+ * neighbour entries of the ipip contender are made by `ip -n` in the
+ * testbed's director namespace (the routes are deleted at the end; all of
+ * it goes with the namespace).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,20 +76,26 @@
  * command; tg_udp writes the flow number over the eight zeros */
 #define LV_MC_REQ "\0\0\0\0\0\1\0\0get k:00000000\r\n"
 #define LV_MC_KEY_OFF (42 + 8 + 6)
+/* routed nodes: node i (1..) is 198.19.i.5, routed via its testbed
+ * address; the testbed's VIP (198.19.255.1) is outside these */
+#define LV_IPIP_NET "198.19.%d.0/24"
+#define LV_IPIP_ADDR(i) (0xc6130005u | (__u32)(i) << 8) /* 198.19.i.5 */
 
-enum lv_prog { LV_BASELINE, LV_DIRECTOR, LV_KEYED, LV_NPROGS };
+enum lv_prog { LV_BASELINE, LV_DIRECTOR, LV_KEYED, LV_IPIP, LV_NPROGS };
 static const char *const lv_prog_name[LV_NPROGS] = {
     [LV_BASELINE] = "baseline", [LV_DIRECTOR] = "director",
-    [LV_KEYED] = "director, keyed"};
+    [LV_KEYED] = "director, keyed", [LV_IPIP] = "director, ipip"};
 
 struct testbed {
 	char client_ns[64], dir_ns[64], client_if[IF_NAMESIZE];
 	char dir_in[IF_NAMESIZE];
 	__u8 dir_in_mac[6], client_mac[6];
-	__u32 client_ip, vip;
+	__u32 client_ip, vip, dir_in_ip;
 	int nodes;
+	char node_ip[LV_MAX_NODES + 1][INET_ADDRSTRLEN];
 	char node_ns[LV_MAX_NODES + 1][64];
 	char node_if[LV_MAX_NODES + 1][IF_NAMESIZE];
+	char dir_node_if[LV_MAX_NODES + 1][IF_NAMESIZE];
 	__u8 node_mac[LV_MAX_NODES + 1][6];
 	__u8 dir_node_mac[LV_MAX_NODES + 1][6];
 	__u32 dir_node_ifindex[LV_MAX_NODES + 1];
@@ -141,6 +160,10 @@ static int tb_load(const char *path, struct testbed *tb)
 		else if (!strcmp(key, "TB_VIP4"))
 			err = inet_pton(AF_INET, val, &tb->vip) == 1 ? 0
 								     : -EINVAL;
+		else if (!strcmp(key, "TB_DIR_IN_IP4"))
+			err = inet_pton(AF_INET, val, &tb->dir_in_ip) == 1
+				  ? 0
+				  : -EINVAL;
 		else if (!strcmp(key, "TB_NODES"))
 			tb->nodes = atoi(val);
 		else if (br && !strcmp(key, "TB_NODE_NS"))
@@ -148,6 +171,12 @@ static int tb_load(const char *path, struct testbed *tb)
 				       val);
 		else if (br && !strcmp(key, "TB_NODE_IF"))
 			err = copy_str(tb->node_if[i], sizeof(tb->node_if[i]),
+				       val);
+		else if (br && !strcmp(key, "TB_DIR_NODE_IF"))
+			err = copy_str(tb->dir_node_if[i],
+				       sizeof(tb->dir_node_if[i]), val);
+		else if (br && !strcmp(key, "TB_NODE_IP4"))
+			err = copy_str(tb->node_ip[i], sizeof(tb->node_ip[i]),
 				       val);
 		else if (br && !strcmp(key, "TB_NODE_MAC"))
 			err = rm_parse_mac(val, tb->node_mac[i]);
@@ -160,8 +189,12 @@ static int tb_load(const char *path, struct testbed *tb)
 	tb->client_ip = ntohl(tb->client_ip);
 	tb->vip = ntohl(tb->vip);
 	if (!err && (tb->nodes < 1 || tb->nodes > LV_MAX_NODES ||
-		     !tb->client_ns[0] || !tb->dir_ns[0] || !tb->vip))
+		     !tb->client_ns[0] || !tb->dir_ns[0] || !tb->vip ||
+		     !tb->dir_in_ip))
 		err = -EINVAL;
+	for (int i = 1; !err && i <= tb->nodes; i++)
+		if (!tb->node_ip[i][0] || !tb->dir_node_if[i][0])
+			err = -EINVAL;
 	return err;
 }
 
@@ -197,6 +230,7 @@ struct lctx {
 	__u32 client_ifindex;
 	__u8 frame[64], mc_frame[128];
 	size_t len, mc_len;
+	bool routes; /* the ipip routes are in the director namespace */
 	enum lv_prog prog; /* on d-in now (set_prog) */
 };
 
@@ -210,6 +244,8 @@ static __u64 percpu_sum(int fd, __u32 key, int ncpus)
 		s += v[c];
 	return s;
 }
+
+static int load_ipip(struct lctx *l);
 
 static int load_all(struct lctx *l)
 {
@@ -248,6 +284,8 @@ static int load_all(struct lctx *l)
 	if (!err)
 		err = dir_ring_install(&l->d, LV_MC_SVC_ID, inner);
 	close(inner);
+	if (!err)
+		err = load_ipip(l);
 	if (err)
 		return err;
 
@@ -279,6 +317,100 @@ static int load_all(struct lctx *l)
 	l->mc_len = bench_frame_payload(l->mc_frame, LV_MC_REQ,
 					sizeof(LV_MC_REQ) - 1);
 	return 0;
+}
+
+/* The ipip contender: the director's address as the outer source, and
+ * each node's routed address (used only while its via is RM_VIA_IPIP). */
+static int load_ipip(struct lctx *l)
+{
+	struct rm_config cfg;
+	struct rm_node n;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(l->d.config_fd, &zero, &cfg))
+		return -errno;
+	cfg.encap_src4 = l->tb.dir_in_ip;
+	if (bpf_map_update_elem(l->d.config_fd, &zero, &cfg, BPF_ANY))
+		return -errno;
+	for (__u32 id = 0; id < (__u32)l->tb.nodes; id++) {
+		if (bpf_map_lookup_elem(l->d.nodes_fd, &id, &n))
+			return -errno;
+		n.addr_family = RM_FAMILY_V4;
+		n.addr[0] = htonl(LV_IPIP_ADDR(id + 1));
+		if (bpf_map_update_elem(l->d.nodes_fd, &id, &n, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Every node reached by via from now on (between rounds: no traffic). */
+static int set_via(struct lctx *l, __u8 via)
+{
+	struct rm_node n;
+
+	for (__u32 id = 0; id < (__u32)l->tb.nodes; id++) {
+		if (bpf_map_lookup_elem(l->d.nodes_fd, &id, &n))
+			return -errno;
+		n.via = via;
+		if (bpf_map_update_elem(l->d.nodes_fd, &id, &n, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* ip ARGS in the director namespace; quiet unless it fails. */
+static int dir_ip(const struct lctx *l, const char *args)
+{
+	char cmd[384];
+
+	snprintf(cmd, sizeof(cmd), "ip -n '%s' %s", l->tb.dir_ns, args);
+	if (system(cmd)) {
+		fprintf(stderr, "live: failed: %s\n", cmd);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* In the director namespace (forwarding is on there: testbed.sh), node
+ * i's subnet routed through its testbed address, whose neighbour entry is
+ * made permanent: bpf_fib_lookup then always has the next hop's MAC. */
+static int routes_up(struct lctx *l)
+{
+	const struct testbed *tb = &l->tb;
+	char args[256], mac[18];
+	int err = 0;
+
+	for (int i = 1; !err && i <= tb->nodes; i++) {
+		const __u8 *m = tb->node_mac[i];
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 m[0], m[1], m[2], m[3], m[4], m[5]);
+		snprintf(args, sizeof(args),
+			 "neigh replace %s lladdr %s dev '%s' nud permanent",
+			 tb->node_ip[i], mac, tb->dir_node_if[i]);
+		err = dir_ip(l, args);
+		if (err)
+			break;
+		l->routes = true;
+		snprintf(args, sizeof(args),
+			 "route replace " LV_IPIP_NET " via %s dev '%s'", i,
+			 tb->node_ip[i], tb->dir_node_if[i]);
+		err = dir_ip(l, args);
+	}
+	return err;
+}
+
+static void routes_down(struct lctx *l)
+{
+	char args[64];
+
+	if (!l->routes)
+		return;
+	for (int i = 1; i <= l->tb.nodes; i++) {
+		snprintf(args, sizeof(args), "route del " LV_IPIP_NET, i);
+		dir_ip(l, args);
+	}
+	l->routes = false;
 }
 
 static int attach_all(struct lctx *l)
@@ -345,14 +477,20 @@ struct lrun {
 };
 
 /* Send n frames through the program on d-in (set_prog); the director's
- * counters are checked: every frame forwarded, and with the keyed
- * service every one routed by its key. */
+ * counters are checked: every frame forwarded, with the keyed service
+ * every one routed by its key, through ipip every one encapsulated. */
 static int live_run(struct lctx *l, __u32 n, struct lrun *r, char *why,
 		    size_t wlen)
 {
 	bool is_dir = l->prog != LV_BASELINE, keyed = l->prog == LV_KEYED;
+	bool ipip = l->prog == LV_IPIP;
 	__u8 *frame = keyed ? l->mc_frame : l->frame;
 	size_t len = keyed ? l->mc_len : l->len;
+	/* counters on top of the outcome: which must move by n */
+	const struct {
+		int id;
+		bool all;
+	} extra[] = {{RM_CNT_KEY_ROUTED, keyed}, {RM_CNT_ENCAP_IPIP, ipip}};
 	/* the kernel wants data_end to be the frame's size */
 	struct xdp_md ctx = {.data_end = (__u32)len,
 			     .ingress_ifindex = l->client_ifindex};
@@ -405,14 +543,17 @@ static int live_run(struct lctx *l, __u32 n, struct lrun *r, char *why,
 				return -1;
 			}
 		}
-		if (after[RM_CNT_KEY_ROUTED] - before[RM_CNT_KEY_ROUTED] !=
-		    (keyed ? n : 0)) {
-			snprintf(why, wlen,
-				 "key-routed moved %llu, expected %u",
-				 (unsigned long long)(after[RM_CNT_KEY_ROUTED] -
-						      before[RM_CNT_KEY_ROUTED]),
-				 keyed ? n : 0);
-			return -1;
+		for (size_t e = 0; e < sizeof(extra) / sizeof(*extra); e++) {
+			int id = extra[e].id;
+			__u64 d = after[id] - before[id];
+
+			if (d != (extra[e].all ? n : 0)) {
+				snprintf(why, wlen, "%s moved %llu, expected %u",
+					 dir_counter_name(id),
+					 (unsigned long long)d,
+					 extra[e].all ? n : 0);
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -425,22 +566,58 @@ static int set_prog(struct lctx *l, enum lv_prog prog)
 {
 	struct bpf_program *p = prog == LV_BASELINE ? l->bl->progs.bl_redirect
 						    : l->d.skel->progs.rm_xdp;
+	int err = set_via(l, prog == LV_IPIP ? RM_VIA_IPIP : RM_VIA_L2);
 
 	l->prog = prog;
-	return bpf_link__update_program(l->in_link, p);
+	return err ? err : bpf_link__update_program(l->in_link, p);
 }
+
+/* Node slot i's packets, summed over CPUs. */
+static __u64 node_packets(struct lctx *l, __u32 id)
+{
+	struct rm_traffic t[l->d.ncpus];
+	__u64 s = 0;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(l->d.skel->maps.rm_node_stats),
+				 &id, t))
+		for (int c = 0; c < l->d.ncpus; c++)
+			s += t[c].packets;
+	return s;
+}
+
+/* Packets the director sent each testbed node (slot i). */
+static void node_totals(struct lctx *l, __u64 out[LV_MAX_NODES])
+{
+	for (int i = 0; i < l->tb.nodes; i++)
+		out[i] = node_packets(l, (__u32)i);
+}
+
+/* JSON keys of each program's figures (NULL: none) */
+static const struct {
+	const char *mpps, *ratio, *ratio_rounds, *delivered;
+} lv_json[LV_NPROGS] = {
+    [LV_BASELINE] = {"baseline_mpps", NULL, NULL,
+		     "baseline_delivered_fraction"},
+    [LV_DIRECTOR] = {"director_mpps", "ratio", "ratio_per_round",
+		     "director_delivered_fraction"},
+    [LV_KEYED] = {"director_keyed_mpps", "ratio_keyed",
+		  "ratio_keyed_per_round",
+		  "director_keyed_delivered_fraction"},
+    [LV_IPIP] = {"director_ipip_mpps", "ratio_ipip", "ratio_ipip_per_round",
+		 "director_ipip_delivered_fraction"},
+};
 
 int cmd_live(const struct bench_opts *o)
 {
 	const char *state = NULL;
 	__u32 n = o->quick ? 200000 : 2000000;
 	struct lctx l = {.o = o, .root_ns = -1};
-	double pd[101], pb[101], pk[101], ratio[101], kratio[101];
-	double dl[101], bl[101], kl[101];
-	struct bench_stat sd, sb, sk, sr, skr, sdl, sbl, skl;
-	__u64 node_pk[LV_MAX_NODES] = {0}, conn[RM_CNT_MAX];
-	__u64 conn0[RM_CNT_MAX];
-	char why[160] = "";
+	double mpps[LV_NPROGS][101], deliv[LV_NPROGS][101];
+	double ratio[LV_NPROGS][101];
+	struct bench_stat st[LV_NPROGS], sdl[LV_NPROGS], sr[LV_NPROGS];
+	__u64 node_pk[LV_MAX_NODES], node_pk0[LV_MAX_NODES];
+	__u64 conn[RM_CNT_MAX], conn0[RM_CNT_MAX];
+	char why[160] = "", label[LV_NPROGS][128];
 	struct rm_json j;
 	struct lrun r;
 	int rc = 1, err;
@@ -469,6 +646,8 @@ int cmd_live(const struct bench_opts *o)
 	err = l.root_ns < 0 ? -errno : load_all(&l);
 	if (!err)
 		err = attach_all(&l);
+	if (!err)
+		err = routes_up(&l);
 	if (err) {
 		fprintf(stderr, "live: setting up: %s\n", strerror(-err));
 		goto out;
@@ -484,15 +663,7 @@ int cmd_live(const struct bench_opts *o)
 		}
 	}
 	dir_counters(&l.d, conn0);
-	for (int i = 0; i < l.tb.nodes; i++) {
-		struct rm_traffic t[l.d.ncpus];
-		__u32 key = i;
-
-		if (!bpf_map_lookup_elem(
-			bpf_map__fd(l.d.skel->maps.rm_node_stats), &key, t))
-			for (int c = 0; c < l.d.ncpus; c++)
-				node_pk[i] -= t[c].packets;
-	}
+	node_totals(&l, node_pk0);
 	/* interleaved: each round starts with the next program */
 	for (int rd = 0; rd < o->rounds; rd++)
 		for (int k = 0; k < LV_NPROGS; k++) {
@@ -505,39 +676,20 @@ int cmd_live(const struct bench_opts *o)
 					err ? strerror(-err) : why);
 				goto out;
 			}
-			if (p == LV_DIRECTOR) {
-				pd[rd] = r.pps / 1e6;
-				dl[rd] = (double)r.counted / r.sent;
-			} else if (p == LV_KEYED) {
-				pk[rd] = r.pps / 1e6;
-				kl[rd] = (double)r.counted / r.sent;
-			} else {
-				pb[rd] = r.pps / 1e6;
-				bl[rd] = (double)r.counted / r.sent;
-			}
+			mpps[p][rd] = r.pps / 1e6;
+			deliv[p][rd] = (double)r.counted / r.sent;
 		}
 	dir_counters(&l.d, conn);
-	for (int i = 0; i < l.tb.nodes; i++) {
-		struct rm_traffic t[l.d.ncpus];
-		__u32 key = i;
-
-		if (!bpf_map_lookup_elem(
-			bpf_map__fd(l.d.skel->maps.rm_node_stats), &key, t))
-			for (int c = 0; c < l.d.ncpus; c++)
-				node_pk[i] += t[c].packets;
+	node_totals(&l, node_pk);
+	for (int i = 0; i < l.tb.nodes; i++)
+		node_pk[i] -= node_pk0[i];
+	for (int k = 0; k < LV_NPROGS; k++) {
+		for (int rd = 0; rd < o->rounds; rd++)
+			ratio[k][rd] = mpps[k][rd] / mpps[LV_BASELINE][rd];
+		bench_stat_of(mpps[k], o->rounds, &st[k]);
+		bench_stat_of(deliv[k], o->rounds, &sdl[k]);
+		bench_stat_of(ratio[k], o->rounds, &sr[k]);
 	}
-	for (int rd = 0; rd < o->rounds; rd++) {
-		ratio[rd] = pd[rd] / pb[rd];
-		kratio[rd] = pk[rd] / pb[rd];
-	}
-	bench_stat_of(pd, o->rounds, &sd);
-	bench_stat_of(pb, o->rounds, &sb);
-	bench_stat_of(pk, o->rounds, &sk);
-	bench_stat_of(ratio, o->rounds, &sr);
-	bench_stat_of(kratio, o->rounds, &skr);
-	bench_stat_of(dl, o->rounds, &sdl);
-	bench_stat_of(bl, o->rounds, &sbl);
-	bench_stat_of(kl, o->rounds, &skl);
 
 	jf = bench_json_open(o, &j);
 	if (!jf)
@@ -546,18 +698,19 @@ int cmd_live(const struct bench_opts *o)
 	rm_json_u64(&j, "flows", LV_FLOWS);
 	rm_json_u64(&j, "frames_per_round", n);
 	rm_json_u64(&j, "frame_bytes", l.len);
-	rm_json_u64(&j, "batch_size", LV_BATCH);
-	bench_json_stat(&j, "director_mpps", &sd);
-	bench_json_stat(&j, "baseline_mpps", &sb);
-	rm_json_num(&j, "ratio", sd.med / sb.med);
-	bench_json_stat(&j, "ratio_per_round", &sr);
 	rm_json_u64(&j, "keyed_frame_bytes", l.mc_len);
-	bench_json_stat(&j, "director_keyed_mpps", &sk);
-	rm_json_num(&j, "ratio_keyed", sk.med / sb.med);
-	bench_json_stat(&j, "ratio_keyed_per_round", &skr);
-	bench_json_stat(&j, "director_delivered_fraction", &sdl);
-	bench_json_stat(&j, "director_keyed_delivered_fraction", &skl);
-	bench_json_stat(&j, "baseline_delivered_fraction", &sbl);
+	rm_json_u64(&j, "batch_size", LV_BATCH);
+	for (int k = 0; k < LV_NPROGS; k++) {
+		bench_json_stat(&j, lv_json[k].mpps, &st[k]);
+		bench_json_stat(&j, lv_json[k].delivered, &sdl[k]);
+		if (!lv_json[k].ratio)
+			continue;
+		rm_json_num(&j, lv_json[k].ratio,
+			    st[k].med / st[LV_BASELINE].med);
+		bench_json_stat(&j, lv_json[k].ratio_rounds, &sr[k]);
+	}
+	rm_json_num(&j, "ratio_ipip_vs_director",
+		    st[LV_IPIP].med / st[LV_DIRECTOR].med);
 	rm_json_obj_open(&j, "director_counters_over_rounds");
 	for (int i = 0; i < RM_CNT_MAX; i++)
 		if (conn[i] != conn0[i])
@@ -569,27 +722,35 @@ int cmd_live(const struct bench_opts *o)
 		rm_json_u64(&j, NULL, node_pk[i]);
 	rm_json_arr_close(&j);
 
+	snprintf(label[LV_BASELINE], sizeof(*label),
+		 "baseline (bl_redirect, all to node 1)");
+	snprintf(label[LV_DIRECTOR], sizeof(*label),
+		 "director (rm_xdp, ring of %d x 1000), l2", l.tb.nodes);
+	snprintf(label[LV_KEYED], sizeof(*label),
+		 "director, --key memcached (%zu-byte \"get k:XXXXXXXX\" "
+		 "requests, a key per flow), l2",
+		 l.mc_len);
+	snprintf(label[LV_IPIP], sizeof(*label),
+		 "director, the same flows and nodes --via ipip (FIB "
+		 "lookup, +20-byte outer IPv4)");
 	printf("\n### Live forwarding (testbed: %d nodes, %u UDP flows, "
 	       "%zu-byte frames, %u frames per round, median [min-max] of %d "
 	       "interleaved rounds)\n\n",
 	       l.tb.nodes, LV_FLOWS, l.len, n, o->rounds);
-	printf("| program on d-in | Mpps counted at the nodes | delivered |\n");
-	printf("|---|---:|---:|\n");
-	printf("| baseline (bl_redirect, all to node 1) | %.3f [%.3f-%.3f] | "
-	       "%.4f |\n",
-	       sb.med, sb.min, sb.max, sbl.med);
-	printf("| director (rm_xdp, ring of %d x 1000) | %.3f [%.3f-%.3f] | "
-	       "%.4f |\n",
-	       l.tb.nodes, sd.med, sd.min, sd.max, sdl.med);
-	printf("| director, --key memcached (%zu-byte \"get k:XXXXXXXX\" "
-	       "requests, a key per flow) | %.3f [%.3f-%.3f] | %.4f |\n",
-	       l.mc_len, sk.med, sk.min, sk.max, skl.med);
-	printf("\nratio director / baseline: %.3fx (per round %.3f-%.3f); "
-	       "keyed director / baseline: %.3fx (per round %.3f-%.3f). "
-	       "Generator, director and counters share one CPU: the rate is "
-	       "the chain's.\n",
-	       sd.med / sb.med, sr.min, sr.max, sk.med / sb.med, skr.min,
-	       skr.max);
+	printf("| program on d-in | Mpps counted at the nodes | vs baseline "
+	       "| delivered |\n");
+	printf("|---|---:|---:|---:|\n");
+	for (int k = 0; k < LV_NPROGS; k++)
+		printf("| %s | %.3f [%.3f-%.3f] | %.3fx | %.4f |\n", label[k],
+		       st[k].med, st[k].min, st[k].max,
+		       st[k].med / st[LV_BASELINE].med, sdl[k].med);
+	printf("\nratio to the baseline per round:");
+	for (int k = LV_DIRECTOR; k < LV_NPROGS; k++)
+		printf("%s %s %.3f-%.3f", k == LV_DIRECTOR ? "" : ";",
+		       lv_prog_name[k], sr[k].min, sr[k].max);
+	printf(". ipip / l2 director: %.3fx. Generator, director and "
+	       "counters share one CPU: the rate is the chain's.\n",
+	       st[LV_IPIP].med / st[LV_DIRECTOR].med);
 	{
 		__u64 tot = 0, mx = 0, mn = ~0ULL;
 
@@ -600,17 +761,17 @@ int cmd_live(const struct bench_opts *o)
 		}
 		if (tot)
 			printf(
-			    "director spread over the nodes (both services): min %.1f%%, max "
+			    "director spread over the nodes (all its rounds): min %.1f%%, max "
 			    "%.1f%% (fair share %.1f%%)\n",
 			    100.0 * mn / tot, 100.0 * mx / tot,
 			    100.0 / l.tb.nodes);
 	}
 	{
 		char meas[96];
-		double ratio_med = sd.med / sb.med;
+		double ratio_med = st[LV_DIRECTOR].med / st[LV_BASELINE].med;
 
 		snprintf(meas, sizeof(meas), "%.3fx (%.3f vs %.3f Mpps)",
-			 ratio_med, sd.med, sb.med);
+			 ratio_med, st[LV_DIRECTOR].med, st[LV_BASELINE].med);
 		bench_target(o, "live forwarding vs baseline", ">= 0.65x", meas,
 			     o->quick		 ? "n/a"
 			     : ratio_med >= 0.65 ? "met"
@@ -622,6 +783,7 @@ out:
 	if (jf)
 		bench_json_close(jf, &j);
 	detach_all(&l);
+	routes_down(&l);
 	if (l.root_ns >= 0) {
 		enter_fd(l.root_ns);
 		close(l.root_ns);
