@@ -44,6 +44,7 @@ static int nl_talk(struct nl_req *r, char *buf, size_t cap, ssize_t *len)
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
 	int fd, err = 0;
 
+	*len = 0;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return -errno;

@@ -390,6 +390,11 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
 				line[--len] = 0;
 			key = line;
 		}
+		if (!key) {
+			ret = ctl_usage_error("lookup: give --key KEY, --qname "
+					      "NAME or --key-file FILE");
+			break;
+		}
 		ret = key_owner(lv, svc, spec, key, &id, &h);
 		if (ret)
 			break;
