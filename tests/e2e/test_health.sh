@@ -216,7 +216,14 @@ e2e_expect_eq "node3 active again: in the ring" "$(health node3)" \
 for i in 1 2 3 4; do
 	if [ "$i" -eq 2 ]; then http_server "$i" 500; else http_server "$i" 200; fi
 done
-sleep 0.5
+# every HTTP server listening before the check switches: a check's first
+# result decides at once, and python can take seconds to start on a busy
+# machine (all four refused, fail-open, then node1 out for a moment)
+for i in 1 2 3 4; do
+	e2e_wait_for 20 tb_exec "$TB_DIR_NS" bash -c \
+		"exec 3<>/dev/tcp/${TB_NODE_IP4[i]}/$HTTP_PORT" 2>/dev/null ||
+		e2e_fail "node$i's HTTP server listening on $HTTP_PORT"
+done
 e2e_check "service set web --check http --check-port $HTTP_PORT --check-path /health" \
 	e2e_ctl service set web --check http --check-port "$HTTP_PORT" \
 	--check-path /health --timeout "${INTERVAL}ms"
