@@ -22,18 +22,21 @@ static int svc_add_apply(struct edit *e, struct live *lv)
 /* --key SPEC: a UDP service keyed by its requests' key. */
 static int svc_key_parse(const struct ctl_opts *o, struct rm_svc_meta *m)
 {
+	/* NULL when the table's default was not applied (a line holding
+	 * -h, say): not given means flow */
+	const char *spec = o->keyspec ? o->keyspec : "flow";
 	const char *why;
 
-	if (rm_parse_keyspec(o->keyspec, &m->keyspec, &why))
-		return ctl_usage_error("service add: --key '%s': %s",
-				       o->keyspec, why);
+	if (rm_parse_keyspec(spec, &m->keyspec, &why))
+		return ctl_usage_error("service add: --key '%s': %s", spec,
+				       why);
 	if (m->keyspec.kind == RM_KEY_FLOW)
 		return 0;
 	if (m->key.proto != IPPROTO_UDP)
 		return ctl_usage_error("service add: --key %s needs --proto "
 				       "udp (a key is read from one request "
 				       "per datagram)",
-				       o->keyspec);
+				       spec);
 	m->flags |= RM_SVC_F_KEYED;
 	return 0;
 }
