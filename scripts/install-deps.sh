@@ -8,7 +8,7 @@ pkgs=(
 	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
 	libcmocka-dev
 	libcurl4-openssl-dev libjson-c-dev
-	bird2 etcd-server curl
+	bird2 etcd-server etcd-client curl openssl # fleet; etcd TLS/auth test (etcdctl, certificates)
 	clang-tools cppcheck libclang-rt-14-dev # make analyze, make fuzz (libFuzzer)
 	iproute2 ethtool iputils-ping
 	python3

@@ -219,6 +219,19 @@ e2e_stop_server()
 	E2E_SERVER_PID[$1]=
 }
 
+# e2e_stop_pid PID: SIGTERM a daemon the test started, SIGKILL if it is
+# still there after 3 s.
+e2e_stop_pid()
+{
+	local t
+	kill -TERM "$1" 2>/dev/null || return 0
+	for ((t = 0; t < 60; t++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+
 # e2e_server_count I KEY: a counter of node I's server (tcp_accepted,
 # tcp_accepted6, tcp_open, udp_datagrams, udp_datagrams6, bytes_echoed).
 # The server refreshes the file every 100 ms: sleep 0.3 after traffic.

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 #include "etcd.h"
 
-static __thread char errbuf[512];
+static __thread char errbuf[1024];
 
 static int fail(int err, const char *fmt, ...)
 {
@@ -109,29 +109,6 @@ static size_t buf_write(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static CURL *handle(const struct rm_etcd_opts *o, const char *path,
-		    struct curl_slist **hdrs, char *url, size_t url_len)
-{
-	CURL *c = curl_easy_init();
-
-	if (!c)
-		return NULL;
-	snprintf(url, url_len, "%s%s", o->url, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-			 o->timeout_ms ? o->timeout_ms : 2000L);
-	if (o->cacert)
-		curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
-	if (o->cert)
-		curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert);
-	if (o->key)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, o->key);
-	*hdrs = curl_slist_append(*hdrs, "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs);
-	return c;
-}
-
 static __u64 num(json_object *o, const char *key)
 {
 	json_object *v;
@@ -153,51 +130,151 @@ static json_object *get(json_object *o, const char *key)
 	return v;
 }
 
-static int post_raw(const struct rm_etcd_opts *o, const char *path,
-		    const char *auth, const char *body, json_object **out);
-
-/* An auth token for user/password (etcd's /v3/auth/authenticate). */
-static int authenticate(const struct rm_etcd_opts *o, char *tok, size_t len)
+/* One request's handle; curl's own words on a failure go to cerr. */
+static CURL *handle(const struct rm_etcd_opts *o, const char *path,
+		    struct curl_slist **hdrs, char *url, size_t url_len,
+		    char *cerr)
 {
-	json_object *req = json_object_new_object(), *resp = NULL;
-	int err;
+	CURL *c = curl_easy_init();
+	char auth[RM_ETCD_TOKEN_MAX + 32];
 
-	json_object_object_add(req, "name", json_object_new_string(o->user));
-	json_object_object_add(req, "password",
-			       json_object_new_string(o->password ? o->password
-								  : ""));
-	err = post_raw(o, "/v3/auth/authenticate", NULL,
-		       json_object_to_json_string(req), &resp);
-	json_object_put(req);
-	if (!err && !get(resp, "token"))
-		err = fail(-EPROTO, "etcd auth: no token in the answer");
-	if (!err)
-		snprintf(tok, len, "%s",
-			 json_object_get_string(get(resp, "token")));
-	json_object_put(resp);
-	return err;
+	if (!c)
+		return NULL;
+	snprintf(url, url_len, "%s%s", o->url, path);
+	cerr[0] = 0;
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 o->timeout_ms ? o->timeout_ms : 2000L);
+	if (o->cacert)
+		curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+	if (o->cert)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert);
+	if (o->key)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, o->key);
+	if (o->user && *o->token) {
+		snprintf(auth, sizeof(auth), "Authorization: %s", o->token);
+		*hdrs = curl_slist_append(*hdrs, auth);
+	}
+	*hdrs = curl_slist_append(*hdrs, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs);
+	return c;
+}
+
+/* A transfer that failed: curl's words, and which option fixes it when
+ * the failure says (curl alone names no option). */
+static int transport_error(const struct rm_etcd_opts *o, const char *url,
+			   CURLcode rc, const char *cerr)
+{
+	bool tls = !strncmp(o->url, "https:", 6);
+	const char *hint = "";
+
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+		hint = o->cacert
+			   ? ": etcd's certificate is not signed by the --cacert "
+			     "CA, or does not name the --etcd host in its "
+			     "subjectAltName"
+			   : ": etcd's certificate is not signed by a CA this "
+			     "host trusts: give the CA that signed it with "
+			     "--cacert FILE";
+		break;
+	case CURLE_SSL_CACERT_BADFILE:
+		hint = ": the --cacert file is not a readable PEM CA "
+		       "certificate";
+		break;
+	case CURLE_SSL_CERTPROBLEM:
+		hint = ": --cert must be a readable PEM certificate and "
+		       "--tls-key its key";
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+		if (strstr(cerr, "wrong version number"))
+			hint = ": etcd does not speak TLS there: use an "
+			       "http:// URL";
+		else if (tls && !o->cert)
+			hint = ": etcd ended the TLS session: it requires a "
+			       "client certificate (etcd --client-cert-auth): "
+			       "give --cert FILE --tls-key FILE";
+		else if (tls)
+			hint = ": etcd ended the TLS session: is the --cert "
+			       "certificate signed by the CA etcd trusts (its "
+			       "--trusted-ca-file)?";
+		break;
+	case CURLE_GOT_NOTHING:
+		if (!tls)
+			hint = ": if etcd serves TLS, use an https:// URL with "
+			       "--cacert";
+		break;
+	default:
+		break;
+	}
+	return fail(-EHOSTUNREACH, "etcd %s: %s%s", url,
+		    *cerr ? cerr : curl_easy_strerror(rc), hint);
+}
+
+/* etcd's error strings (stable across 3.x) are all that tells an expired
+ * token from a wrong password: the gateway maps both to HTTP 4xx. */
+static int etcd_error(const struct rm_etcd_opts *o, const char *url,
+		      long code, const char *msg)
+{
+	if (strstr(msg, "invalid auth token"))
+		return fail(-EKEYEXPIRED, "etcd %s: %s", url, msg);
+	if (strstr(msg, "authentication failed"))
+		return fail(-EACCES, "etcd %s: %s: user '%s' and the password "
+			    "in --password-file do not match an etcd user",
+			    url, msg, o->user ? o->user : "");
+	if (strstr(msg, "user name is empty"))
+		return fail(-EACCES, "etcd %s: %s: etcd's auth is enabled: "
+			    "give --user NAME --password-file FILE", url, msg);
+	if (strstr(msg, "permission denied"))
+		return fail(-EACCES, "etcd %s: %s: grant user '%s' a role "
+			    "with access to the key (etcdctl role "
+			    "grant-permission)",
+			    url, msg, o->user ? o->user : "");
+	if (strstr(msg, "CommonName of client"))
+		return fail(-EACCES, "etcd %s: %s: with auth enabled, etcd's "
+			    "gateway refuses client certificates that carry a "
+			    "CN: issue the --cert certificate without one "
+			    "(e.g. subject /O=NAME)", url, msg);
+	if (strstr(msg, "authentication is not enabled"))
+		return fail(-EACCES, "etcd %s: %s: drop --user", url, msg);
+	if (strstr(msg, "HTTP request to an HTTPS server"))
+		return fail(-EHOSTUNREACH, "etcd %s: %s: use an https:// URL",
+			    url, msg);
+	return fail(-EHOSTUNREACH, "etcd %s: HTTP %ld: %s", url, code, msg);
+}
+
+/* The first line of a text answer, for a message. */
+static const char *first_line(char *text, size_t max)
+{
+	if (!text)
+		return "empty answer";
+	text[strcspn(text, "\r\n")] = 0;
+	if (strlen(text) > max)
+		text[max] = 0;
+	return text;
 }
 
 static int post_raw(const struct rm_etcd_opts *o, const char *path,
-		    const char *auth, const char *body, json_object **out)
+		    const char *body, json_object **out)
 {
 	struct curl_slist *hdrs = NULL;
 	struct buf b = {0};
-	char url[512], hdr[600];
+	char url[512], cerr[CURL_ERROR_SIZE];
+	json_object *msg;
 	long code = 0;
 	CURLcode rc;
 	CURL *c;
 	int err = 0;
 
 	*out = NULL;
-	if (auth) {
-		snprintf(hdr, sizeof(hdr), "Authorization: %s", auth);
-		hdrs = curl_slist_append(hdrs, hdr);
-	}
-	c = handle(o, path, &hdrs, url, sizeof(url));
+	c = handle(o, path, &hdrs, url, sizeof(url), cerr);
 	if (!c) {
-		curl_slist_free_all(hdrs);
-		return fail(-ENOMEM, "out of memory");
+		err = fail(-ENOMEM, "out of memory");
+		goto out;
 	}
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
@@ -207,37 +284,89 @@ static int post_raw(const struct rm_etcd_opts *o, const char *path,
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK)
-		err = fail(-EHOSTUNREACH, "etcd %s: %s", url,
-			   curl_easy_strerror(rc));
+		err = transport_error(o, url, rc, cerr);
 	else if (!(*out = json_tokener_parse(b.p ? b.p : "")))
-		err = fail(-EPROTO, "etcd %s: HTTP %ld, not JSON", url, code);
+		err = code == 200 ? fail(-EPROTO, "etcd %s: not JSON", url)
+				  : etcd_error(o, url, code,
+					       first_line(b.p, 200));
 	else if (code != 200)
-		err = fail(-EHOSTUNREACH, "etcd %s: HTTP %ld: %s", url, code,
-			   get(*out, "message")
-			       ? json_object_get_string(get(*out, "message"))
-			       : "no message");
+		err = etcd_error(o, url, code,
+				 (msg = get(*out, "message"))
+				     ? json_object_get_string(msg)
+				     : "no message");
+out:
 	if (err) {
 		json_object_put(*out);
 		*out = NULL;
 	}
-	curl_easy_cleanup(c);
+	if (c)
+		curl_easy_cleanup(c);
 	curl_slist_free_all(hdrs);
 	free(b.p);
 	return err;
 }
 
-static int post(const struct rm_etcd_opts *o, const char *path,
-		json_object *req, json_object **out)
+/* A new auth token for user/password (etcd's /v3/auth/authenticate). */
+static int authenticate(struct rm_etcd_opts *o)
 {
-	char tok[512];
-	int err = 0;
+	json_object *req = json_object_new_object(), *resp = NULL, *tok;
+	int err;
 
-	if (o->user)
-		err = authenticate(o, tok, sizeof(tok));
-	if (!err)
-		err = post_raw(o, path, o->user ? tok : NULL,
-			       json_object_to_json_string(req), out);
+	o->token[0] = 0;
+	json_object_object_add(req, "name", json_object_new_string(o->user));
+	json_object_object_add(req, "password",
+			       json_object_new_string(o->password ? o->password
+								  : ""));
+	err = post_raw(o, "/v3/auth/authenticate",
+		       json_object_to_json_string(req), &resp);
+	json_object_put(req);
+	if (!err && !(tok = get(resp, "token")))
+		err = fail(-EPROTO, "etcd auth: no token in the answer");
+	else if (!err && snprintf(o->token, sizeof(o->token), "%s",
+				  json_object_get_string(tok)) >=
+			     (int)sizeof(o->token))
+		err = fail(-EPROTO, "etcd auth: token longer than %d bytes "
+			   "(RM_ETCD_TOKEN_MAX)", RM_ETCD_TOKEN_MAX - 1);
+	if (err)
+		o->token[0] = 0;
+	json_object_put(resp);
 	return err;
+}
+
+/* Before a try: a token, when we have a user and hold none. */
+static int token(struct rm_etcd_opts *o)
+{
+	return o->user && !*o->token ? authenticate(o) : 0;
+}
+
+/* After a try: etcd said our token expired (simple tokens do after its
+ * --auth-token-ttl unused): forget it; true when one more try is due. */
+static bool renew(struct rm_etcd_opts *o, int *err, int tries)
+{
+	if (*err != -EKEYEXPIRED)
+		return false;
+	o->token[0] = 0;
+	if (o->user && !tries) {
+		o->renewals++;
+		return true;
+	}
+	*err = -EACCES; /* a fresh token refused at once */
+	return false;
+}
+
+static int post(struct rm_etcd_opts *o, const char *path, json_object *req,
+		json_object **out)
+{
+	int err;
+
+	for (int tries = 0;; tries++) {
+		err = token(o);
+		if (!err)
+			err = post_raw(o, path, json_object_to_json_string(req),
+				       out);
+		if (!renew(o, &err, tries))
+			return err;
+	}
 }
 
 static json_object *b64_string(const char *s, size_t n)
@@ -286,7 +415,7 @@ void rm_etcd_kv_free(struct rm_etcd_kv *kv)
 	kv->value = NULL;
 }
 
-int rm_etcd_get(const struct rm_etcd_opts *o, const char *key,
+int rm_etcd_get(struct rm_etcd_opts *o, const char *key,
 		struct rm_etcd_kv *out)
 {
 	json_object *req = json_object_new_object(), *resp = NULL, *kvs;
@@ -311,7 +440,7 @@ int rm_etcd_get(const struct rm_etcd_opts *o, const char *key,
 	return err;
 }
 
-int rm_etcd_cas(const struct rm_etcd_opts *o, const char *key,
+int rm_etcd_cas(struct rm_etcd_opts *o, const char *key,
 		const char *value, size_t len, __u64 expect, __u64 *new_rev)
 {
 	json_object *req = json_object_new_object(), *resp = NULL;
@@ -367,13 +496,35 @@ struct watch {
 	struct buf b;
 	size_t used;
 	json_tokener *tok;
-	bool event;
+	bool event;    /* a change (or a compaction): read again */
+	char why[256]; /* the watch was canceled or failed: etcd's words */
 	volatile sig_atomic_t *stop;
 };
 
-/* Each message of the stream is one JSON object; an event (or a
- * cancel/compaction, after which the caller must read again anyway) ends
- * the wait by refusing the data. */
+/* One message of the stream: a change, a compaction (after which the
+ * caller must read again anyway), or etcd refusing the watch (canceled
+ * with a reason, or a gateway error). */
+static void watch_message(struct watch *w, json_object *msg)
+{
+	json_object *res = get(msg, "result"), *why;
+
+	if ((get(res, "events") && json_object_array_length(get(res, "events"))) ||
+	    num(res, "compact_revision")) {
+		w->event = true;
+		return;
+	}
+	if (json_object_get_boolean(get(res, "canceled")))
+		why = get(res, "cancel_reason");
+	else if (get(msg, "error"))
+		why = get(get(msg, "error"), "message");
+	else
+		return;
+	snprintf(w->why, sizeof(w->why), "%s",
+		 why ? json_object_get_string(why) : "watch canceled");
+}
+
+/* Each message of the stream is one JSON object; the first that ends the
+ * wait makes us refuse the data (curl then stops). */
 static size_t watch_write(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct watch *w = arg;
@@ -382,7 +533,7 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *arg)
 	if (buf_write(data, size, nmemb, &w->b) != n)
 		return 0;
 	while (w->used < w->b.n) {
-		json_object *msg, *res;
+		json_object *msg;
 
 		msg = json_tokener_parse_ex(w->tok, w->b.p + w->used,
 					    (int)(w->b.n - w->used));
@@ -398,14 +549,9 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *arg)
 		}
 		w->used += json_tokener_get_parse_end(w->tok);
 		json_tokener_reset(w->tok);
-		res = get(msg, "result");
-		if ((get(res, "events") &&
-		     json_object_array_length(get(res, "events"))) ||
-		    json_object_get_boolean(get(res, "canceled")) ||
-		    num(res, "compact_revision") || get(msg, "error"))
-			w->event = true;
+		watch_message(w, msg);
 		json_object_put(msg);
-		if (w->event)
+		if (w->event || *w->why)
 			return 0;
 	}
 	return n;
@@ -420,62 +566,76 @@ static int watch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
 	return w->stop && *w->stop;
 }
 
-int rm_etcd_wait(const struct rm_etcd_opts *o, const char *key, __u64 start,
+/* One watch request with the current token. */
+static int watch_once(struct rm_etcd_opts *o, const char *body, long wait_ms,
+		      struct watch *w)
+{
+	struct curl_slist *hdrs = NULL;
+	char url[512], cerr[CURL_ERROR_SIZE];
+	CURLcode rc;
+	CURL *c;
+	int err;
+
+	c = handle(o, "/v3/watch", &hdrs, url, sizeof(url), cerr);
+	w->tok = json_tokener_new();
+	if (!c || !w->tok) {
+		err = fail(-ENOMEM, "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, wait_ms);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, w);
+	rc = curl_easy_perform(c);
+	if (w->event)
+		err = 0;
+	else if (*w->why)
+		err = etcd_error(o, url, 200, w->why);
+	else if (w->stop && *w->stop)
+		err = fail(-EINTR, "stopped");
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
+		err = fail(-ETIMEDOUT, "no change within %ld ms", wait_ms);
+	else if (rc == CURLE_OK)
+		err = fail(-EHOSTUNREACH, "etcd %s: watch ended", url);
+	else
+		err = transport_error(o, url, rc, cerr);
+out:
+	if (c)
+		curl_easy_cleanup(c);
+	if (w->tok)
+		json_tokener_free(w->tok);
+	w->tok = NULL;
+	curl_slist_free_all(hdrs);
+	free(w->b.p);
+	w->b = (struct buf){0};
+	w->used = 0;
+	return err;
+}
+
+int rm_etcd_wait(struct rm_etcd_opts *o, const char *key, __u64 start,
 		 long wait_ms, volatile sig_atomic_t *stop)
 {
 	json_object *req = json_object_new_object();
 	json_object *cr = json_object_new_object();
-	struct curl_slist *hdrs = NULL;
-	struct watch w = {.stop = stop};
-	char url[512], tok[512], hdr[600];
-	CURLcode rc;
-	CURL *c;
 	int err = 0;
 
-	if (o->user) {
-		err = authenticate(o, tok, sizeof(tok));
-		if (err) {
-			json_object_put(req);
-			json_object_put(cr);
-			return err;
-		}
-		snprintf(hdr, sizeof(hdr), "Authorization: %s", tok);
-		hdrs = curl_slist_append(hdrs, hdr);
-	}
 	json_object_object_add(cr, "key", b64_string(key, strlen(key)));
 	json_object_object_add(cr, "start_revision", rev_string(start));
 	json_object_object_add(req, "create_request", cr);
-	c = handle(o, "/v3/watch", &hdrs, url, sizeof(url));
-	w.tok = json_tokener_new();
-	if (!c || !w.tok) {
-		err = fail(-ENOMEM, "out of memory");
-		goto out;
+	/* an expired token cancels the watch at once: renew it, once */
+	for (int tries = 0;; tries++) {
+		struct watch w = {.stop = stop};
+
+		err = token(o);
+		if (!err)
+			err = watch_once(o, json_object_to_json_string(req),
+					 wait_ms, &w);
+		if (!renew(o, &err, tries))
+			break;
 	}
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, json_object_to_json_string(req));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, wait_ms);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, watch_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &w);
-	rc = curl_easy_perform(c);
-	if (w.event)
-		err = 0;
-	else if (stop && *stop)
-		err = fail(-EINTR, "stopped");
-	else if (rc == CURLE_OPERATION_TIMEDOUT)
-		err = fail(-ETIMEDOUT, "no change within %ld ms", wait_ms);
-	else
-		err = fail(-EHOSTUNREACH, "etcd %s: %s", url,
-			   rc == CURLE_OK ? "watch ended"
-					  : curl_easy_strerror(rc));
-out:
-	if (c)
-		curl_easy_cleanup(c);
-	if (w.tok)
-		json_tokener_free(w.tok);
-	curl_slist_free_all(hdrs);
 	json_object_put(req);
-	free(w.b.p);
 	return err;
 }

@@ -6,11 +6,18 @@
  * strings, as the gateway speaks them. TLS (CA, client certificate and
  * key) and user/password auth are handed to libcurl and etcd as given.
  *
+ * With a user, one token from /v3/auth/authenticate is kept in the
+ * options and sent with every request; when etcd says it is no longer
+ * valid (simple tokens expire after etcd's --auth-token-ttl unused) a new
+ * one is asked for and the request made once more.
+ *
  * Functions return 0 or a negative errno: -ENOENT the key does not exist,
  * -ESTALE a compare-and-swap found another mod_revision, -EHOSTUNREACH
- * etcd could not be reached or answered with an error (rm_etcd_errmsg()
- * says which), -EPROTO an answer that is not what the gateway sends,
- * -EINTR a wait ended by *stop.
+ * etcd could not be reached, its TLS session failed or it answered with
+ * an error, -EACCES etcd refused us (wrong password, no user given while
+ * its auth is on, no permission on the key), -EPROTO an answer that is
+ * not what the gateway sends, -EINTR a wait ended by *stop. Then
+ * rm_etcd_errmsg() says what happened and, when we know it, the fix.
  */
 #ifndef RM_ETCD_H
 #define RM_ETCD_H
@@ -20,6 +27,10 @@
 #include <signal.h>
 #include <linux/types.h>
 
+#ifndef RM_ETCD_TOKEN_MAX
+#define RM_ETCD_TOKEN_MAX 1024 /* simple tokens: ~20 chars, JWT: ~300 */
+#endif
+
 struct rm_etcd_opts {
 	const char *url;      /* http(s)://host:port, no trailing path */
 	const char *cacert;   /* TLS: CA bundle to verify etcd with */
@@ -28,6 +39,8 @@ struct rm_etcd_opts {
 	const char *user;     /* auth: etcd user (with password) */
 	const char *password;
 	long timeout_ms;      /* one request, connect included */
+	char token[RM_ETCD_TOKEN_MAX]; /* auth: current token ("" none yet) */
+	unsigned long renewals; /* auth: tokens renewed after etcd expired one */
 };
 
 struct rm_etcd_kv {
@@ -41,17 +54,17 @@ const char *rm_etcd_errmsg(void);
 /* Once per process, before threads. */
 int rm_etcd_global_init(void);
 
-int rm_etcd_get(const struct rm_etcd_opts *o, const char *key,
+int rm_etcd_get(struct rm_etcd_opts *o, const char *key,
 		struct rm_etcd_kv *out);
 /* Put value at key if the key's mod_revision is expect (0: the key must
  * not exist). On success *new_rev is the revision written; on -ESTALE
  * *new_rev is the key's current mod_revision (0: absent). */
-int rm_etcd_cas(const struct rm_etcd_opts *o, const char *key,
+int rm_etcd_cas(struct rm_etcd_opts *o, const char *key,
 		const char *value, size_t len, __u64 expect, __u64 *new_rev);
 /* Watch key from revision start on and return 0 at the first event (a
  * put or delete at or after start), -ETIMEDOUT after wait_ms without
  * one, -EINTR as soon as *stop is set. */
-int rm_etcd_wait(const struct rm_etcd_opts *o, const char *key, __u64 start,
+int rm_etcd_wait(struct rm_etcd_opts *o, const char *key, __u64 start,
 		 long wait_ms, volatile sig_atomic_t *stop);
 void rm_etcd_kv_free(struct rm_etcd_kv *kv);
 

@@ -139,6 +139,13 @@ int cmd_publish(struct ctl_opts *o)
 	if (!o->etcd || !o->key)
 		return ctl_usage_error("publish: --etcd URL and --key KEY are "
 				       "required");
+	if (!o->cert != !o->tls_key)
+		return ctl_usage_error("publish: --cert and --tls-key go "
+				       "together (a client certificate and "
+				       "its key)");
+	if (!o->user != !o->password_file)
+		return ctl_usage_error("publish: --user and --password-file "
+				       "go together");
 	if (o->password_file) {
 		FILE *f = fopen(o->password_file, "r");
 

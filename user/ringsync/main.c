@@ -61,8 +61,10 @@ void sync_log(const char *fmt, ...)
 static void record(const struct sync_opts *o, bool reachable,
 		   __u64 rejected_rev)
 {
+	static bool record_failed;
 	struct rm_applied a;
 	__u64 now = rm_realtime_ns();
+	bool failed;
 
 	rm_applied_read(o->pin_dir, &a);
 	if (reachable) {
@@ -78,8 +80,10 @@ static void record(const struct sync_opts *o, bool reachable,
 	if (!*a.source)
 		snprintf(a.source, sizeof(a.source), "%s %s", o->etcd.url,
 			 o->key);
-	if (rm_applied_write(o->pin_dir, &a))
+	failed = rm_applied_write(o->pin_dir, &a) != 0;
+	if (failed && !record_failed) /* when it starts, not every pass */
 		sync_log("cannot record in %s: %s", o->pin_dir, rm_errmsg());
+	record_failed = failed;
 }
 
 /* One line about what `ringctl apply --json` did. */
@@ -158,41 +162,59 @@ static void nap(long ms)
 		usleep(50000);
 }
 
-static int run(const struct sync_opts *o)
+static long grow(long backoff, long max)
+{
+	return backoff * 2 > max ? max : backoff * 2;
+}
+
+/* One line when etcd's condition changes (not one per retry): what
+ * failed, in etcd.c's words (which name the fix when it is known). */
+static void log_trouble(const char *what, int err, int *logged, __u64 last)
+{
+	if (err == *logged)
+		return;
+	*logged = err;
+	sync_log("%s %s (%s): keeping revision %llu, retrying with backoff",
+		 err == -EACCES ? "etcd refused" : "etcd unreachable at", what,
+		 rm_etcd_errmsg(), (unsigned long long)last);
+}
+
+static int run(struct sync_opts *o)
 {
 	struct rm_applied a;
 	__u64 last = 0;
 	long backoff = 100;
-	bool down = false, absent = false, announced = false, known = false;
+	int read_err = 0, watch_err = 0;
+	unsigned long renewals = 0;
+	bool absent = false, announced = false, known = false;
 
 	if (!rm_applied_read(o->pin_dir, &a))
 		last = a.revision; /* applied before a restart: not again */
-	sync_log("watching %s key %s for %s (last applied revision %llu)",
-		 o->etcd.url, o->key, o->pin_dir, (unsigned long long)last);
+	sync_log("watching %s key %s for %s (last applied revision %llu)%s%s",
+		 o->etcd.url, o->key, o->pin_dir, (unsigned long long)last,
+		 o->etcd.user ? " as etcd user " : "",
+		 o->etcd.user ? o->etcd.user : "");
 	while (!sync_stop) {
 		struct rm_etcd_kv kv;
 		int err = rm_etcd_get(&o->etcd, o->key, &kv);
 
+		if (o->etcd.renewals != renewals)
+			sync_log("etcd auth token expired (etcd "
+				 "--auth-token-ttl): renewed (%lu so far)",
+				 o->etcd.renewals);
+		renewals = o->etcd.renewals;
 		if (err && err != -ENOENT) {
-			if (!down)
-				sync_log("etcd unreachable (%s): keeping "
-					 "revision %llu, retrying with backoff",
-					 rm_etcd_errmsg(),
-					 (unsigned long long)last);
-			down = true;
+			log_trouble("the read", err, &read_err, last);
 			record(o, false, 0);
 			announce_update(o, &announced, &known);
 			nap(backoff);
-			backoff = backoff * 2 > o->backoff_max_ms
-				      ? o->backoff_max_ms
-				      : backoff * 2;
+			backoff = grow(backoff, o->backoff_max_ms);
 			continue;
 		}
-		if (down)
+		if (read_err)
 			sync_log("etcd reachable again (store revision %llu)",
 				 (unsigned long long)kv.revision);
-		down = false;
-		backoff = 100;
+		read_err = 0;
 		if (err == -ENOENT && !absent)
 			sync_log("key %s absent: keeping revision %llu", o->key,
 				 (unsigned long long)last);
@@ -206,8 +228,17 @@ static int run(const struct sync_opts *o)
 		announce_update(o, &announced, &known);
 		err = rm_etcd_wait(&o->etcd, o->key, kv.revision + 1,
 				   o->interval_ms, &sync_stop);
-		if (err && err != -ETIMEDOUT && err != -EINTR)
-			nap(backoff); /* the read that follows will tell */
+		if (!err || err == -ETIMEDOUT || err == -EINTR) {
+			if (watch_err)
+				sync_log("watch works again");
+			watch_err = 0;
+			backoff = 100;
+			continue;
+		}
+		/* the read that follows tells whether etcd is still there */
+		log_trouble("the watch", err, &watch_err, last);
+		nap(backoff);
+		backoff = grow(backoff, o->backoff_max_ms);
 	}
 	announce_withdraw(o);
 	sync_log("stopped (SIGTERM)");
@@ -347,6 +378,14 @@ int main(int argc, char **argv)
 	if (optind != argc || !o.etcd.url || !o.key) {
 		fprintf(stderr, "ringsync: --etcd URL and --key KEY are "
 				"required (ringsync --help)\n");
+		return RM_EXIT_USAGE;
+	}
+	if (!o.etcd.cert != !o.etcd.key || !o.etcd.user != !o.etcd.password) {
+		fprintf(stderr, "ringsync: %s\n",
+			!o.etcd.cert != !o.etcd.key
+			    ? "--cert and --tls-key go together (a client "
+			      "certificate and its key)"
+			    : "--user and --password-file go together");
 		return RM_EXIT_USAGE;
 	}
 	if (rm_etcd_global_init()) {
