@@ -44,60 +44,63 @@ W=$TB_STATE_DIR/etcd-tls
 mkdir -p "$W/scratch"
 
 # ---- certificates -----------------------------------------------------------
-# cert NAME SUBJECT EXT: a P-256 key and a certificate signed by the CA.
-cert()
+# The README's way: examples/fleet/etcd-certs.sh (CA, server, client
+# without a CN); two wrong ones made here for the refusals.
+EX=$E2E_ROOT/examples/fleet
+DAYS=1 bash "$EX/etcd-certs.sh" "$W" 127.0.0.1 >"$W/certs.log" 2>&1 ||
+	e2e_die "examples/fleet/etcd-certs.sh: $(cat "$W/certs.log")"
+# bad NAME SUBJECT EXT: a certificate signed by that CA, as told
+bad()
 {
 	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 		-subj "$2" -keyout "$W/$1.key" -out "$W/$1.csr" 2>/dev/null &&
-		printf '%s\n' "$3" >"$W/$1.ext" &&
 		openssl x509 -req -in "$W/$1.csr" -CA "$W/ca.pem" \
 			-CAkey "$W/ca.key" -CAcreateserial -days 1 \
-			-extfile "$W/$1.ext" -out "$W/$1.pem" 2>/dev/null
+			-extfile <(printf '%b\n' "$3") -out "$W/$1.pem" 2>/dev/null
 }
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-days 1 -subj "/CN=ringmaster test CA" -keyout "$W/ca.key" \
-	-out "$W/ca.pem" 2>/dev/null || e2e_die "openssl: CA"
-# etcd's gateway dials etcd itself with the server certificate: clientAuth
-cert server "/CN=etcd test server" "subjectAltName=IP:127.0.0.1
-extendedKeyUsage=serverAuth,clientAuth" || e2e_die "openssl: server certificate"
-# no CN: etcd 3.4's gateway refuses client certificates with one under auth
-cert client "/O=ringmaster director" "extendedKeyUsage=clientAuth" ||
-	e2e_die "openssl: client certificate"
-cert client-cn "/CN=director" "extendedKeyUsage=clientAuth" ||
-	e2e_die "openssl: client certificate with a CN"
+bad client-cn "/CN=director" "extendedKeyUsage=clientAuth" ||
+	e2e_die "openssl: a client certificate with a CN"
+bad server-only "/CN=etcd" \
+	"subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth" ||
+	e2e_die "openssl: a server certificate without clientAuth"
 TLS=(--cacert "$W/ca.pem" --cert "$W/client.pem" --tls-key "$W/client.key")
-printf 'dirpw-%s\n' "$TB_SUF" >"$W/director.pw"
-printf 'oppw-%s\n' "$TB_SUF" >"$W/operator.pw"
+for u in root director operator; do
+	printf '%s-%s\n' "$u" "$TB_SUF" >"$W/$u.pw"
+done
 echo wrong >"$W/wrong.pw"
 
 # ---- etcd ------------------------------------------------------------------------
-tb_spawn "$TB_DIR_NS" "$W/etcd.log" etcd --name tls --data-dir "$W/etcd" \
-	--listen-client-urls "$URL" --advertise-client-urls "$URL" \
-	--listen-peer-urls http://127.0.0.1:2380 \
-	--initial-advertise-peer-urls http://127.0.0.1:2380 \
-	--initial-cluster tls=http://127.0.0.1:2380 \
-	--cert-file "$W/server.pem" --key-file "$W/server.key" \
-	--trusted-ca-file "$W/ca.pem" --client-cert-auth \
-	--auth-token simple --auth-token-ttl "$TTL"
-ETCD_PID=$TB_LAST_PID
-e2e_on_teardown "e2e_stop_pid $ETCD_PID"
-up=0
-for ((t = 0; t < 150; t++)); do
-	if tb_exec "$TB_DIR_NS" curl -sf -m 1 --cacert "$W/ca.pem" \
-		--cert "$W/client.pem" --key "$W/client.key" "$URL/version" \
-		>/dev/null 2>&1; then
-		up=1
-		break
-	fi
-	sleep 0.1
-done
-[ "$up" -eq 1 ] || e2e_die "etcd with client TLS started: $(tail -3 "$W/etcd.log")"
-
-ectl()
+# etcd_start NAME PORT CERT: etcd with client TLS on 127.0.0.1:PORT (peer
+# PORT+1) in the director's namespace, serving certificate CERT, data and
+# log in $W; its PID in ETCD_PID; waits until it answers (15 s).
+etcd_start()
 {
-	tb_exec "$TB_DIR_NS" etcdctl --endpoints "$URL" --cacert "$W/ca.pem" \
-		--cert "$W/client.pem" --key "$W/client.key" "$@"
+	local name=$1 port=$2 t
+	tb_spawn "$TB_DIR_NS" "$W/$name.log" etcd --name "$name" \
+		--data-dir "$W/$name.data" \
+		--listen-client-urls "https://127.0.0.1:$port" \
+		--advertise-client-urls "https://127.0.0.1:$port" \
+		--listen-peer-urls "http://127.0.0.1:$((port + 1))" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$((port + 1))" \
+		--initial-cluster "$name=http://127.0.0.1:$((port + 1))" \
+		--cert-file "$W/$3.pem" --key-file "$W/$3.key" \
+		--trusted-ca-file "$W/ca.pem" --client-cert-auth \
+		--auth-token simple --auth-token-ttl "$TTL"
+	ETCD_PID=$TB_LAST_PID
+	e2e_on_teardown "e2e_stop_pid $ETCD_PID"
+	for ((t = 0; t < 150; t++)); do
+		tb_exec "$TB_DIR_NS" curl -sf -m 1 --cacert "$W/ca.pem" \
+			--cert "$W/client.pem" --key "$W/client.key" \
+			"https://127.0.0.1:$port/version" >/dev/null 2>&1 &&
+			return 0
+		sleep 0.1
+	done
+	return 1
 }
+
+etcd_start etcd 2379 server ||
+	e2e_die "etcd with client TLS started: $(tail -3 "$W/etcd.log")"
+ETCD_MAIN=$ETCD_PID
 
 # publish OUT FILE [options]: ringctl publish; exit status, its output
 # (stdout and stderr) in OUT, the time it took in ms in PUB_MS.
@@ -216,6 +219,19 @@ tb_exec "$TB_DIR_NS" timeout 30 "$RINGCTL" publish "$W/doc3" \
 rc=$?
 e2e_expect_eq "TLS: publish to an http:// URL of the TLS etcd: exit 1, says to use https:// ($(cat "$W/p-http"))" \
 	"$rc:$(grep -c 'use an https:// URL' "$W/p-http")" "1:1"
+# etcd serving a certificate without clientAuth: its own gateway cannot
+# dial it under --client-cert-auth
+if etcd_start etcd-bad 2479 server-only; then
+	tb_exec "$TB_DIR_NS" timeout 30 "$RINGCTL" publish "$W/doc3" \
+		--etcd https://127.0.0.1:2479 --key "$KEY" "${TLS[@]}" \
+		>"$W/p-eku" 2>&1
+	rc=$?
+	e2e_expect_eq "TLS: etcd's certificate lacks clientAuth: publish exit 1, names the extendedKeyUsage fix ($(cat "$W/p-eku"))" \
+		"$rc:$(grep -c 'must allow clientAuth too' "$W/p-eku")" "1:1"
+else
+	e2e_fail "etcd with a serverAuth-only certificate started: $(tail -3 "$W/etcd-bad.log")"
+fi
+e2e_stop_pid "$ETCD_PID"
 tb_exec "$TB_DIR_NS" "$RINGCTL" publish "$W/doc3" --etcd "$URL" --key "$KEY" \
 	--cacert "$W/ca.pem" --cert "$W/client.pem" >"$W/p-nokey" 2>&1
 e2e_expect_eq "publish --cert without --tls-key: usage error (exit 2)" "$?" 2
@@ -242,20 +258,11 @@ e2e_expect_eq "TLS: the failing ringsyncs end on SIGTERM" \
 	"$(grep -c 'stopped (SIGTERM)' "$W/sync-noca.log" "$W/sync-nocert.log" | cut -d: -f2 | tr '\n' ' ')" "1 1 "
 
 # ---- authentication -------------------------------------------------------
-ok=1
-{
-	ectl user add root --new-user-password "rootpw-$TB_SUF" &&
-		ectl role add fleet-read &&
-		ectl role grant-permission fleet-read read "$KEY" &&
-		ectl role add fleet-write &&
-		ectl role grant-permission fleet-write readwrite "$KEY" &&
-		ectl user add director --new-user-password "$(cat "$W/director.pw")" &&
-		ectl user grant-role director fleet-read &&
-		ectl user add operator --new-user-password "$(cat "$W/operator.pw")" &&
-		ectl user grant-role operator fleet-write &&
-		ectl auth enable
-} >"$W/etcdctl.log" 2>&1 || ok=0
-e2e_expect_eq "auth: root, roles fleet-read/fleet-write on $KEY, users director/operator, auth enabled (etcdctl)" \
+tb_exec "$TB_DIR_NS" bash "$EX/etcd-auth.sh" "$KEY" "$W" --endpoints "$URL" \
+	--cacert "$W/ca.pem" --cert "$W/client.pem" --key "$W/client.key" \
+	>"$W/etcdctl.log" 2>&1
+ok=$((! $?))
+e2e_expect_eq "auth: examples/fleet/etcd-auth.sh: root, roles fleet-read/fleet-write on $KEY, users director/operator, auth enabled ($(tail -1 "$W/etcdctl.log"))" \
 	"$ok" 1
 
 wait_log "$W/sync-tls.log" 'give --user NAME --password-file FILE' 10
@@ -334,7 +341,7 @@ e2e_check "ringsync --user ended on SIGTERM" grep -q 'stopped (SIGTERM)' \
 	"$W/sync-auth.log"
 e2e_log "ringsync log: $(tr '\n' '|' <"$W/sync-auth.log")"
 
-e2e_stop_pid "$ETCD_PID"
+e2e_stop_pid "$ETCD_MAIN"
 suf=$TB_SUF
 e2e_teardown
 e2e_check_clean "$suf"

@@ -241,6 +241,12 @@ static int etcd_error(const struct rm_etcd_opts *o, const char *url,
 			    "(e.g. subject /O=NAME)", url, msg);
 	if (strstr(msg, "authentication is not enabled"))
 		return fail(-EACCES, "etcd %s: %s: drop --user", url, msg);
+	if (strstr(msg, "connection closed") && !strncmp(o->url, "https:", 6))
+		return fail(-EHOSTUNREACH, "etcd %s: %s: etcd's gateway could "
+			    "not reach etcd itself: under --client-cert-auth "
+			    "etcd's --cert-file must allow clientAuth too "
+			    "(extendedKeyUsage serverAuth,clientAuth)", url,
+			    msg);
 	if (strstr(msg, "HTTP request to an HTTPS server"))
 		return fail(-EHOSTUNREACH, "etcd %s: %s: use an https:// URL",
 			    url, msg);
