@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Keyed services: the hash of the request's key (include/ringmaster/
- * rm_key.h) instead of the flow's, so each request goes to its key's
- * owner on the service's ring. One datagram is one request, so these
+ * rm_key.h, hashed as the service's ring scheme says: rm_owner.h)
+ * instead of the flow's, so each request goes to its key's owner on the
+ * service's ring. One datagram is one request, so these
  * services skip the connection table: every request follows its key.
  */
 #ifndef RM_BPF_KEY_H
 #define RM_BPF_KEY_H
 
 #include <ringmaster/rm_key.h>
+/* after ring.h, whose slot reader rm_owner.h's search uses */
+#include <ringmaster/rm_owner.h>
 
 #include "counters.h"
 #include "maps.h"
@@ -53,7 +56,6 @@ __noinline int rm_key_hash_payload(struct xdp_md *ctx, __u32 off_len,
 	__u32 zero = 0, n, off = off_len >> 16, plen = off_len & 0xffff;
 	const struct rm_svc_meta *m;
 	struct rm_key_buf *b;
-	int res;
 
 	if (!hash || !seed)
 		return RM_KEY_NO_KEY;
@@ -73,11 +75,7 @@ __noinline int rm_key_hash_payload(struct xdp_md *ctx, __u32 off_len,
 	b->spec = m->keyspec;
 	b->wlen = n;
 	b->plen = plen;
-	res = rm_key_extract(b);
-	if (res != RM_KEY_OK)
-		return res;
-	*hash = rm_key_hash(seed, b->key, b->klen);
-	return RM_KEY_OK;
+	return rm_owner_request_hash(b, m->ring.scheme, seed, hash);
 }
 
 /* The hash a keyed service routes pkt by: its key's, or the flow's when

@@ -307,6 +307,28 @@ struct rm_key_spec {
 	__u8 delims[RM_KEY_DELIMS_MAX];
 };
 
+/* Where a service's ring puts its points and how it hashes a key
+ * (include/ringmaster/rm_owner.h): its own keyed hash, or the unkeyed
+ * MD5 rings of existing memcached clients, so that the director and
+ * those clients agree on every key's owner. The data plane reads scheme
+ * for keyed services; the rest only shapes the ring userspace builds. */
+enum rm_ring_scheme {
+	RM_RING_RINGMASTER = 0, /* SipHash-1-3 under the seed (default) */
+	RM_RING_KETAMA,		/* libmemcached's weighted ketama (MD5) */
+	RM_RING_MD5_VNODES,	/* MD5 of a vnode name from a template */
+	RM_RING_SCHEME_NR,
+};
+#define RM_RING_TMPL_MAX 48	/* md5-vnodes template, incl. NUL */
+#define RM_KETAMA_POINTS 160	/* libmemcached's points per server */
+#define RM_KETAMA_PORT 11211	/* libmemcached leaves this port out */
+struct rm_ring_spec {
+	__u8 scheme;  /* RM_RING_* */
+	__u8 pad[3];  /* zero */
+	__u32 count;  /* md5-vnodes: vnodes per unit of weight; else 0 */
+	char tmpl[RM_RING_TMPL_MAX]; /* md5-vnodes: {node} and {i} once
+				      * each; else "" */
+};
+
 /* Control-plane record of each service; in_use = 0 marks a free slot.
  * The data plane reads key and flags where rm_vip_slots names the id
  * (rm_vip_filter.h has the rules that keep that safe). */
@@ -321,6 +343,8 @@ struct rm_svc_meta {
 	struct rm_check check;
 	/* appended; the data plane reads it for keyed services (bpf/key.h) */
 	struct rm_key_spec keyspec; /* kind != FLOW iff RM_SVC_F_KEYED */
+	/* appended; the data plane reads ring.scheme for keyed services */
+	struct rm_ring_spec ring;
 };
 
 /* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */

@@ -103,6 +103,7 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 			s->change = RM_SVC_REMOVED;
 		else if (o->vnodes != n->vnodes || o->flags != n->flags ||
 			 memcmp(&o->keyspec, &n->keyspec, sizeof(o->keyspec)) ||
+			 memcmp(&o->ring, &n->ring, sizeof(o->ring)) ||
 			 s->nodes_added || s->nodes_removed || s->nodes_changed)
 			s->change = RM_SVC_CHANGED;
 		s->ring = p->changed[i];

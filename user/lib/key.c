@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ringmaster/rm_owner.h>
 #include "key.h"
 #include "ring.h"
 #include "state.h"
@@ -191,12 +192,111 @@ void rm_format_keyspec(const struct rm_key_spec *spec, char *out, size_t len)
 	snprintf(out, len, "token:%u:%s:%u", spec->off, d, spec->len);
 }
 
+#define KEY_STR_(x) #x
+#define KEY_STR(x) KEY_STR_(x)
+
+static const char *const scheme_names[RM_RING_SCHEME_NR] = {
+    [RM_RING_RINGMASTER] = "ringmaster",
+    [RM_RING_KETAMA] = "ketama",
+    [RM_RING_MD5_VNODES] = "md5-vnodes",
+};
+
+/* How often needle occurs in s. */
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (s = strstr(s, needle); s; s = strstr(s + 1, needle))
+		n++;
+	return n;
+}
+
+int rm_ringspec_valid(const struct rm_ring_spec *r)
+{
+	size_t len = strnlen(r->tmpl, sizeof(r->tmpl));
+
+	if (r->scheme >= RM_RING_SCHEME_NR || r->pad[0] || r->pad[1] ||
+	    r->pad[2] || len == sizeof(r->tmpl))
+		return 0;
+	/* no stray bytes past the template's end */
+	for (size_t i = len; i < sizeof(r->tmpl); i++)
+		if (r->tmpl[i])
+			return 0;
+	if (r->scheme != RM_RING_MD5_VNODES)
+		return !r->count && !len;
+	for (size_t i = 0; i < len; i++)
+		if (r->tmpl[i] <= ' ' || r->tmpl[i] > '~')
+			return 0;
+	return r->count >= 1 && r->count <= RM_MAX_VNODES &&
+	       count_of(r->tmpl, "{node}") == 1 && count_of(r->tmpl, "{i}") == 1;
+}
+
+int rm_parse_ringspec(const char *s, struct rm_ring_spec *spec,
+		      const char **why)
+{
+	const char *p, *last;
+	unsigned long count;
+	char *end;
+
+	memset(spec, 0, sizeof(*spec));
+	*why = "expected ringmaster, ketama or md5-vnodes:TEMPLATE:COUNT";
+	for (int k = RM_RING_RINGMASTER; k <= RM_RING_KETAMA; k++)
+		if (!strcmp(s, scheme_names[k])) {
+			spec->scheme = (__u8)k;
+			return 0;
+		}
+	if (strncmp(s, "md5-vnodes:", 11))
+		return -EINVAL;
+	spec->scheme = RM_RING_MD5_VNODES;
+	p = s + 11;
+	last = strrchr(p, ':');
+	if (!last || last == p || (size_t)(last - p) >= sizeof(spec->tmpl)) {
+		*why = "TEMPLATE: expected 1-47 characters, with {node} and "
+		       "{i} once each, e.g. {node}-vnode-{i}";
+		return -EINVAL;
+	}
+	memcpy(spec->tmpl, p, (size_t)(last - p));
+	if (count_of(spec->tmpl, "{node}") != 1 ||
+	    count_of(spec->tmpl, "{i}") != 1) {
+		*why = "TEMPLATE: needs {node} (the node's name) and {i} (the "
+		       "vnode's index, from 0) once each, e.g. {node}#vnode{i}";
+		return -EINVAL;
+	}
+	for (p = spec->tmpl; *p; p++)
+		if (*p <= ' ' || *p > '~') {
+			*why = "TEMPLATE: printable characters only, no space";
+			return -EINVAL;
+		}
+	p = last + 1;
+	count = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : 0;
+	if (!count || *end || count > RM_MAX_VNODES) {
+		*why = "COUNT: expected 1-" KEY_STR(RM_MAX_VNODES)
+		       " vnodes per node (times its weight)";
+		return -EINVAL;
+	}
+	spec->count = (__u32)count;
+	return 0;
+}
+
+void rm_format_ringspec(const struct rm_ring_spec *spec, char *out,
+			size_t len)
+{
+	if (spec->scheme >= RM_RING_SCHEME_NR)
+		snprintf(out, len, "?");
+	else if (spec->scheme == RM_RING_MD5_VNODES)
+		snprintf(out, len, "md5-vnodes:%.*s:%u",
+			 (int)sizeof(spec->tmpl), spec->tmpl, spec->count);
+	else
+		snprintf(out, len, "%s", scheme_names[spec->scheme]);
+}
+
 int rm_key_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 		 const char *key, size_t len, __u32 *node, __u32 *hash,
 		 int *res)
 {
 	const struct rm_svc_meta *m = &s->svc[svc];
 	struct rm_slot *slots = NULL;
+	struct rm_ring_view v;
 	struct rm_key_buf *b;
 	__u32 nslots, id;
 	int err;
@@ -205,24 +305,28 @@ int rm_key_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 	if (svc >= RM_MAX_SERVICES || !m->in_use ||
 	    !(m->flags & RM_SVC_F_KEYED) || len > RM_KEY_WINDOW)
 		return -EINVAL;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	*res = rm_key_from_text(&m->keyspec, key, (__u32)len, b);
-	if (*res != RM_KEY_OK) {
-		free(b);
-		return -EINVAL;
-	}
-	*hash = rm_key_hash(&s->cfg.seed, b->key, b->klen);
-	free(b);
 	err = rm_state_ring_slots(st, svc, &slots, &nslots);
 	if (err)
 		return err;
-	err = rm_ring_lookup(slots, nslots, *hash, &id) || id >= RM_MAX_NODES
-		  ? -ENOENT
-		  : 0;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		free(slots);
+		return -ENOMEM;
+	}
+	v.slots = slots;
+	v.nslots = nslots;
+	/* the data plane's own code: rm_owner.h */
+	err = rm_owner_of_key(&v, &m->keyspec, m->ring.scheme, &s->cfg.seed,
+			      key, (__u32)len, b, &id, hash);
+	free(b);
 	free(slots);
-	if (!err)
-		*node = id;
-	return err;
+	if (err > 0) {
+		*res = err;
+		return -EINVAL;
+	}
+	*res = RM_KEY_OK;
+	if (err || id >= RM_MAX_NODES)
+		return -ENOENT;
+	*node = id;
+	return 0;
 }

@@ -22,6 +22,17 @@ int rm_parse_keyspec(const char *s, struct rm_key_spec *spec,
 void rm_format_keyspec(const struct rm_key_spec *spec, char *out, size_t len);
 /* Is the spec one the data plane can be given (kind, bounds, zero pads)? */
 int rm_keyspec_valid(const struct rm_key_spec *spec);
+/* --ring text: "ringmaster", "ketama", "md5-vnodes:TEMPLATE:COUNT"
+ * (TEMPLATE 1-47 printable characters without space holding {node} and
+ * {i} once each, may hold ':'; COUNT 1..RM_MAX_VNODES) -> spec. 0, or
+ * -EINVAL with the reason in *why (static text). */
+int rm_parse_ringspec(const char *s, struct rm_ring_spec *spec,
+		      const char **why);
+/* The text rm_parse_ringspec() reads back into the same spec. */
+void rm_format_ringspec(const struct rm_ring_spec *spec, char *out,
+			size_t len);
+/* Is the ring spec one rm_parse_ringspec() could have made? */
+int rm_ringspec_valid(const struct rm_ring_spec *spec);
 /* The key-fallback-* reason of an rm_key_extract() result. */
 const char *rm_key_result_name(int res);
 

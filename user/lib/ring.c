@@ -5,18 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <ringmaster/rm_hash.h>
+/* the kernel's search and MD5, over an in-memory slot array */
+#include <ringmaster/rm_owner.h>
 #include "ring.h"
 #include "util.h"
-
-/* The kernel's search, reading an in-memory slot array. */
-struct rm_slot_view {
-	const struct rm_slot *slots;
-	__u32 nslots;
-};
-#define RM_RING_T const struct rm_slot_view *
-#define RM_RING_SLOT(v, idx) ((idx) < (v)->nslots ? &(v)->slots[(idx)] : NULL)
-#include <ringmaster/rm_search.h>
 
 __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
 {
@@ -28,6 +22,120 @@ __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
 	w[RM_NAME_MAX / 8] = vnode;
 	return (__u32)rm_siphash13(seed, w, RM_NAME_MAX / 8 + 1,
 				   RM_NAME_MAX + 4);
+}
+
+/* MD5 of a short string, as the kernel's code computes it. */
+static void md5_text(const char *text, struct rm_md5 *d)
+{
+	__u8 buf[RM_MD5_BUF] = {0};
+	size_t len = strnlen(text, RM_MD5_MAX);
+
+	memcpy(buf, text, len);
+	rm_md5(buf, (__u32)len, d);
+}
+
+void rm_ketama_host(const char *host, __u16 port, char *out, size_t len)
+{
+	if (!port || port == RM_KETAMA_PORT)
+		snprintf(out, len, "%s", host);
+	else
+		snprintf(out, len, "%s:%u", host, port);
+}
+
+__u32 rm_ketama_points(__u32 weight, __u64 total_weight, __u32 n_nodes)
+{
+	/* libmemcached's update_continuum() to the letter, in float: the
+	 * rounding decides whether a node gets 156 or 160 points */
+	float pct = (float)weight / (float)total_weight;
+
+	return (__u32)(floor((float)(pct * RM_KETAMA_POINTS / 4 *
+					     (float)n_nodes +
+				     0.0000000001F)) *
+		       4);
+}
+
+int rm_md5_vnode_name(const char *tmpl, const char *node, __u32 i, char *out,
+		      size_t len)
+{
+	size_t n = 0;
+	int w;
+
+	for (const char *p = tmpl; *p;) {
+		if (!strncmp(p, "{node}", 6)) {
+			w = snprintf(out + n, len - n, "%s", node);
+			p += 6;
+		} else if (!strncmp(p, "{i}", 3)) {
+			w = snprintf(out + n, len - n, "%u", i);
+			p += 3;
+		} else {
+			w = snprintf(out + n, len - n, "%c", *p++);
+		}
+		if (w < 0 || (size_t)w >= len - n)
+			return -ENAMETOOLONG;
+		n += (size_t)w;
+	}
+	if (!n)
+		out[0] = 0;
+	return n > RM_MD5_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* Points of node i of r (entries from *k on), by r's scheme. Entries go
+ * in node order, each node's in its own order: the stable sort then
+ * breaks ties of equal points by node name (libmemcached: by server
+ * index, so clients list servers in name order). */
+static int node_points(struct rm_ring *r, __u32 i, __u64 total_weight,
+		       __u32 *k)
+{
+	const struct rm_node_spec *nd = &r->nodes[i];
+	char text[RM_MD5_MAX + 1];
+	struct rm_md5 d;
+	__u32 v, x, n;
+
+	switch (r->spec.scheme) {
+	case RM_RING_KETAMA:
+		n = rm_ketama_points(nd->weight, total_weight, r->n_nodes) / 4;
+		for (v = 0; v < n; v++) {
+			snprintf(text, sizeof(text), "%s-%u", nd->host, v);
+			md5_text(text, &d);
+			for (x = 0; x < 4; x++) {
+				r->entries[*k].point = d.h[x];
+				r->entries[(*k)++].node = i;
+			}
+		}
+		return 0;
+	case RM_RING_MD5_VNODES:
+		for (v = 0; v < nd->weight * r->spec.count; v++) {
+			if (rm_md5_vnode_name(r->spec.tmpl, nd->name, v, text,
+					      sizeof(text)))
+				return -EINVAL;
+			md5_text(text, &d);
+			r->entries[*k].point = rm_owner_bswap32(d.h[0]);
+			r->entries[(*k)++].node = i;
+		}
+		return 0;
+	}
+	for (v = 0; v < nd->weight * r->vnodes; v++) {
+		r->entries[*k].point = rm_vnode_point(&r->seed, nd->name, v);
+		r->entries[(*k)++].node = i;
+	}
+	return 0;
+}
+
+/* Entries nodes[0, n_nodes) make under spec (each node's weight valid). */
+static __u64 ring_entries(const struct rm_ring_spec *spec,
+			  const struct rm_node_spec *nodes, __u32 n_nodes,
+			  __u32 vnodes, __u64 total_weight)
+{
+	__u64 total = 0;
+
+	for (__u32 i = 0; i < n_nodes; i++)
+		total += spec->scheme == RM_RING_KETAMA
+			     ? rm_ketama_points(nodes[i].weight, total_weight,
+						n_nodes)
+			 : spec->scheme == RM_RING_MD5_VNODES
+			     ? (__u64)nodes[i].weight * spec->count
+			     : (__u64)nodes[i].weight * vnodes;
+	return total;
 }
 
 static int spec_by_name(const void *a, const void *b)
@@ -78,27 +186,47 @@ static int radix_sort_points(struct rm_ring_entry *src, __u32 n)
 int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out)
 {
+	static const struct rm_ring_spec ringmaster = {0};
+
+	return rm_ring_build_spec(seed, &ringmaster, nodes, n_nodes, vnodes,
+				  out);
+}
+
+int rm_ring_build_spec(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *nodes, __u32 n_nodes,
+		       __u32 vnodes, struct rm_ring *out)
+{
 	struct rm_ring r = {0};
-	__u64 total = 0;
-	__u32 i, v, k = 0;
+	__u64 total, weights = 0;
+	__u32 i, k = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (vnodes == 0 || vnodes > RM_MAX_VNODES)
+	if (vnodes == 0 || vnodes > RM_MAX_VNODES ||
+	    spec->scheme >= RM_RING_SCHEME_NR ||
+	    (spec->scheme == RM_RING_MD5_VNODES &&
+	     (!spec->count || spec->count > RM_MAX_VNODES)))
 		return -EINVAL;
 	if (n_nodes > RM_MAX_NODES_PER_RING)
 		return -E2BIG;
 	for (i = 0; i < n_nodes; i++) {
 		if (!rm_name_valid(nodes[i].name))
 			return -EINVAL;
+		if (spec->scheme == RM_RING_KETAMA &&
+		    (!nodes[i].host[0] ||
+		     !memchr(nodes[i].host, 0, sizeof(nodes[i].host))))
+			return -EINVAL;
 		if (nodes[i].weight == 0 || nodes[i].weight > RM_MAX_WEIGHT)
 			return -ERANGE;
-		total += (__u64)nodes[i].weight * vnodes;
+		weights += nodes[i].weight;
 	}
+	total = ring_entries(spec, nodes, n_nodes, vnodes, weights);
 	if (total > RM_MAX_RING_ENTRIES)
 		return -E2BIG;
 
 	r.seed = *seed;
+	r.spec = *spec;
 	r.vnodes = vnodes;
 	r.n_nodes = n_nodes;
 	r.n = (__u32)total;
@@ -123,13 +251,10 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 		if (!strcmp(r.nodes[i - 1].name, r.nodes[i].name))
 			goto fail;
 
+	err = -EINVAL;
 	for (i = 0; i < n_nodes; i++)
-		for (v = 0; v < r.nodes[i].weight * vnodes; v++) {
-			r.entries[k].point =
-				rm_vnode_point(seed, r.nodes[i].name, v);
-			r.entries[k].node = i;
-			k++;
-		}
+		if (node_points(&r, i, weights, &k))
+			goto fail;
 	err = radix_sort_points(r.entries, r.n);
 	if (err)
 		goto fail;
@@ -387,7 +512,7 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 int rm_ring_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key,
 		   __u32 *id)
 {
-	struct rm_slot_view v = {.slots = slots, .nslots = nslots};
+	struct rm_ring_view v = {.slots = slots, .nslots = nslots};
 
-	return rm_ring_search(&v, key, id);
+	return rm_owner_find(&v, key, id);
 }

@@ -15,10 +15,15 @@
 /* One node as the caller describes it. id is opaque to the ring and is
  * what the encoded ring stores per entry (live: the rm_nodes slot; offline:
  * the node's rank by name). */
+/* What a node is called in a ketama ring: "ADDR" or "ADDR:PORT". */
+#define RM_KETAMA_HOST_MAX 64
+
 struct rm_node_spec {
 	char name[RM_NAME_MAX];
 	__u32 weight;
 	__u32 id;
+	/* ketama: the server as libmemcached names it (rm_ketama_host) */
+	char host[RM_KETAMA_HOST_MAX];
 };
 
 struct rm_ring_entry {
@@ -28,6 +33,7 @@ struct rm_ring_entry {
 
 struct rm_ring {
 	struct rm_seed seed;
+	struct rm_ring_spec spec; /* the scheme: where the points are */
 	__u32 vnodes;             /* per unit of weight */
 	__u32 n_nodes;
 	struct rm_node_spec *nodes; /* sorted by name: canonical order */
@@ -46,6 +52,34 @@ __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode);
  * 1..RM_MAX_WEIGHT, -E2BIG too many nodes or entries, -ENOMEM. */
 int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 		  __u32 n_nodes, __u32 vnodes, struct rm_ring *out);
+/* The same under a ring scheme (struct rm_ring_spec; rm_ring_build() is
+ * this with the ringmaster scheme):
+ *   ringmaster  weight x vnodes keyed points a node (rm_vnode_point)
+ *   ketama      libmemcached's weighted ketama: rm_ketama_points() a
+ *               node, four per MD5 digest of "HOST-K" (host from
+ *               nodes[].host, K from 0), each digest word little-endian;
+ *               vnodes unused
+ *   md5-vnodes  weight x spec->count points a node: the first 4 bytes,
+ *               big-endian, of the MD5 of the template filled with the
+ *               node's name and the vnode index i (from 0); vnodes unused
+ * Equal points are ordered by node name. -EINVAL also for a ketama node
+ * without host or a template whose name is too long. */
+int rm_ring_build_spec(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *nodes, __u32 n_nodes,
+		       __u32 vnodes, struct rm_ring *out);
+/* libmemcached's name of a server host:port in its ketama continuum:
+ * "HOST" for port 11211 (or 0, which it takes as 11211), else
+ * "HOST:PORT". */
+void rm_ketama_host(const char *host, __u16 port, char *out, size_t len);
+/* Points a node of weight gets in a weighted ketama ring of n_nodes
+ * nodes weighing total_weight: libmemcached's formula, float rounding
+ * included (160 for equal weights, or 156 where float rounds down). */
+__u32 rm_ketama_points(__u32 weight, __u64 total_weight, __u32 n_nodes);
+/* An md5-vnodes template with {node} and {i} filled into out; 0, or
+ * -ENAMETOOLONG when it does not fit len or RM_MD5_MAX bytes. */
+int rm_md5_vnode_name(const char *tmpl, const char *node, __u32 i, char *out,
+		      size_t len);
 void rm_ring_free(struct rm_ring *r);
 /* The largest vnodes (<= RM_MAX_VNODES) at which these nodes fit in
  * RM_MAX_RING_ENTRIES, 0 if none does. */

@@ -72,6 +72,15 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 					     "service '%s': a --key other than "
 					     "flow needs --proto udp",
 					     m->name);
+		/* the ring scheme places keys: flows keep the keyed ring */
+		if (!rm_ringspec_valid(&m->ring) ||
+		    (m->ring.scheme != RM_RING_RINGMASTER &&
+		     !(m->flags & RM_SVC_F_KEYED)))
+			return rm_state_fail(-EINVAL,
+					     "service '%s': a --ring other "
+					     "than ringmaster needs a --key "
+					     "other than flow",
+					     m->name);
 		for (int j = 0; j < i; j++)
 			if (new->svc[j].in_use &&
 			    (!strncmp(new->svc[j].name, m->name, RM_NAME_MAX) ||
@@ -115,15 +124,23 @@ void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
 
 	for (int i = 0; i < RM_MAX_SERVICES; i++)
 		dirty[i] = all || !old->svc[i].in_use ||
-			   old->svc[i].vnodes != new->svc[i].vnodes;
+			   old->svc[i].vnodes != new->svc[i].vnodes ||
+			   memcmp(&old->svc[i].ring, &new->svc[i].ring,
+				  sizeof(new->svc[i].ring));
 	for (int i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *o = &old->node[i], *n = &new->node[i];
 		bool oa = rm_node_in_ring(o);
 		bool na = rm_node_in_ring(n);
+		/* a ketama ring names its nodes by address */
+		bool ketama = na && n->svc_id < RM_MAX_SERVICES &&
+			      new->svc[n->svc_id].ring.scheme == RM_RING_KETAMA;
 
 		if (oa == na &&
 		    (!oa || (o->svc_id == n->svc_id && o->weight == n->weight &&
-			     !strncmp(o->name, n->name, RM_NAME_MAX))))
+			     !strncmp(o->name, n->name, RM_NAME_MAX) &&
+			     (!ketama || (o->addr_family == n->addr_family &&
+					  !memcmp(o->addr, n->addr,
+						  sizeof(o->addr)))))))
 			continue;
 		if (oa && o->svc_id < RM_MAX_SERVICES)
 			dirty[o->svc_id] = true;

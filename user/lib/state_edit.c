@@ -113,6 +113,7 @@ int rm_snap_svc_add(struct rm_snap *s, const struct rm_snap *base,
 	s->svc[id].key = m->key;
 	s->svc[id].flags = m->flags;
 	s->svc[id].keyspec = m->keyspec;
+	s->svc[id].ring = m->ring;
 	s->svc[id].vnodes = m->vnodes;
 	s->svc[id].in_use = 1;
 	return id;
@@ -391,6 +392,23 @@ static const char *ring_err(int err)
 	}
 }
 
+/* A node's name in a ketama ring: its --addr (else its name) and the
+ * service's port, as a libmemcached client configured with that server
+ * names it. */
+static void ketama_host(const struct rm_snap *s, const struct rm_node *nd,
+			struct rm_node_spec *spec)
+{
+	char addr[64];
+
+	if (nd->addr_family)
+		rm_format_addr(nd->addr, (__u8)nd->addr_family, addr,
+			       sizeof(addr));
+	else
+		rm_name_copy(addr, nd->name, RM_NAME_MAX);
+	rm_ketama_host(addr, ntohs(s->svc[nd->svc_id].key.port), spec->host,
+		       sizeof(spec->host));
+}
+
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 {
 	struct rm_node_spec *specs;
@@ -408,9 +426,25 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 		rm_name_copy(specs[n].name, nd->name, RM_NAME_MAX);
 		specs[n].weight = nd->weight;
 		specs[n].id = i;
+		ketama_host(s, nd, &specs[n]);
 		n++;
 	}
-	err = rm_ring_build(&s->cfg.seed, specs, n, s->svc[svc].vnodes, r);
+	err = rm_ring_build_spec(&s->cfg.seed, &s->svc[svc].ring, specs, n,
+				 s->svc[svc].vnodes, r);
+	if (err == -E2BIG && s->svc[svc].ring.scheme != RM_RING_RINGMASTER) {
+		free(specs);
+		return rm_state_fail(err,
+				     "service '%s': %u nodes make more than "
+				     "the %u points one ring holds with "
+				     "--ring %s: fewer nodes%s",
+				     s->svc[svc].name, n, RM_MAX_RING_ENTRIES,
+				     s->svc[svc].ring.scheme == RM_RING_KETAMA
+					 ? "ketama"
+					 : "md5-vnodes",
+				     s->svc[svc].ring.scheme == RM_RING_KETAMA
+					 ? ""
+					 : ", lower weights or a lower COUNT");
+	}
 	if (err == -E2BIG) {
 		char why[256];
 

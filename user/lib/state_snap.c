@@ -162,6 +162,7 @@ static int decode_entries(const struct rm_slot *slots, __u32 nslots,
 	}
 	r->seed = s->cfg.seed;
 	r->vnodes = s->svc[svc].vnodes;
+	r->spec = s->svc[svc].ring;
 	r->n_nodes = k;
 	r->n = n;
 	err = 0;

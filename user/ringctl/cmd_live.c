@@ -107,12 +107,18 @@ int live_node(struct live *lv, __u32 svc, const char *name)
 
 void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len)
 {
-	char addr[64], key[72] = "";
+	char addr[64], key[144] = "";
+	size_t n;
 
 	rm_format_svc_addr(&m->key, addr, sizeof(addr));
 	if (m->flags & RM_SVC_F_KEYED) {
 		strcpy(key, " key ");
 		rm_format_keyspec(&m->keyspec, key + 5, sizeof(key) - 5);
+	}
+	if (m->ring.scheme != RM_RING_RINGMASTER) {
+		n = strlen(key);
+		snprintf(key + n, sizeof(key) - n, " ring ");
+		rm_format_ringspec(&m->ring, key + n + 6, sizeof(key) - n - 6);
 	}
 	snprintf(out, len, "%s port %u/%s %s%s", addr, ntohs(m->key.port),
 		 rm_proto_name(m->key.proto),

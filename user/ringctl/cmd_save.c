@@ -16,7 +16,7 @@
  * hands out the same ids and slots when the original had no holes. */
 static void write_config(FILE *f, const struct live *lv)
 {
-	char hex[33], addr[64], addr6[64], mac[18], key[64];
+	char hex[33], addr[64], addr6[64], mac[18], key[80];
 
 	rm_format_seed(&lv->old->cfg.seed, hex);
 	fprintf(f, "# ringmaster configuration: ringctl restore FILE applies it\n");
@@ -45,6 +45,10 @@ static void write_config(FILE *f, const struct live *lv)
 		if (m->flags & RM_SVC_F_KEYED) {
 			rm_format_keyspec(&m->keyspec, key, sizeof(key));
 			fprintf(f, " --key %s", key);
+		}
+		if (m->ring.scheme != RM_RING_RINGMASTER) {
+			rm_format_ringspec(&m->ring, key, sizeof(key));
+			fprintf(f, " --ring %s", key);
 		}
 		fprintf(f, "\n");
 		health_save_line(f, m);

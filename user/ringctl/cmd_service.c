@@ -19,17 +19,28 @@ static int svc_add_apply(struct edit *e, struct live *lv)
 	return 0;
 }
 
-/* --key SPEC: a UDP service keyed by its requests' key. */
+/* --key SPEC: a UDP service keyed by its requests' key, on the ring
+ * --ring SCHEME builds. */
 static int svc_key_parse(const struct ctl_opts *o, struct rm_svc_meta *m)
 {
 	/* NULL when the table's default was not applied (a line holding
 	 * -h, say): not given means flow */
 	const char *spec = o->keyspec ? o->keyspec : "flow";
-	const char *why;
+	const char *why, *ring;
 
 	if (rm_parse_keyspec(spec, &m->keyspec, &why))
 		return ctl_usage_error("service add: --key '%s': %s", spec,
 				       why);
+	ring = o->ringspec ? o->ringspec : "ringmaster";
+	if (rm_parse_ringspec(ring, &m->ring, &why))
+		return ctl_usage_error("service add: --ring '%s': %s", ring,
+				       why);
+	if (m->ring.scheme != RM_RING_RINGMASTER &&
+	    m->keyspec.kind == RM_KEY_FLOW)
+		return ctl_usage_error("service add: --ring %s places keys: "
+				       "give the service a --key too (flows "
+				       "always go by the keyed ring)",
+				       ring);
 	if (m->keyspec.kind == RM_KEY_FLOW)
 		return 0;
 	if (m->key.proto != IPPROTO_UDP)
@@ -112,7 +123,7 @@ int cmd_service_list(struct ctl_opts *o)
 {
 	struct rm_json j;
 	struct live lv;
-	char text[128], addr[64];
+	char text[200], addr[64];
 	int ret;
 
 	if (o->argc)
@@ -150,6 +161,8 @@ int cmd_service_list(struct ctl_opts *o)
 			    m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
 		rm_format_keyspec(&m->keyspec, text, sizeof(text));
 		rm_json_str(&j, "key", text);
+		rm_format_ringspec(&m->ring, text, sizeof(text));
+		rm_json_str(&j, "ring", text);
 		rm_json_u64(&j, "vnodes", m->vnodes);
 		rm_json_u64(&j, "nodes", count_nodes(lv.old, i, false));
 		rm_json_u64(&j, "active", count_nodes(lv.old, i, true));

@@ -129,7 +129,7 @@ static void show_text(struct live *lv, const struct view *w)
 	const __u64 *arcs = w->arcs;
 	__u32 svc = w->svc;
 	const struct rm_svc_meta *m = &lv->old->svc[svc];
-	char text[128], mac[80], bar[64];
+	char text[200], mac[80], bar[64];
 	double max = 0;
 
 	for (__u32 k = 0; k < r->n_nodes; k++)
@@ -349,13 +349,14 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
 	const struct rm_svc_meta *m = &lv->old->svc[svc];
 	const char *one = o->lookup_key ? o->lookup_key : o->qname;
 	FILE *f = NULL;
-	char spec[64], mac[18], *line = NULL;
+	char spec[64], ring[80], mac[18], *line = NULL;
 	size_t cap = 0;
 	struct rm_json j;
 	__u32 id, h;
 	int ret = 0;
 
 	rm_format_keyspec(&m->keyspec, spec, sizeof(spec));
+	rm_format_ringspec(&m->ring, ring, sizeof(ring));
 	if (!(m->flags & RM_SVC_F_KEYED))
 		return ctl_usage_error("lookup: service %s routes by flow, not "
 				       "by key: use --src/--sport (or add it "
@@ -404,15 +405,17 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
 			if (f)
 				printf("%s %s\n", key, n->name);
 			else
-				printf("%s: key '%s' (%s) hash 0x%08x -> node "
-				       "%s (slot %u, %s via %s)\n",
-				       m->name, key, spec, h, n->name, id, mac,
-				       n->dev);
+				printf("%s: key '%s' (%s, ring %s) hash "
+				       "0x%08x -> node %s (slot %u, %s via "
+				       "%s)\n",
+				       m->name, key, spec, ring, h, n->name, id,
+				       mac, n->dev);
 		} else {
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "service", m->name);
 			rm_json_str(&j, "key", key);
 			rm_json_str(&j, "extractor", spec);
+			rm_json_str(&j, "ring", ring);
 			rm_json_u64(&j, "hash", h);
 			rm_json_str(&j, "node", n->name);
 			rm_json_u64(&j, "node_id", id);

@@ -111,6 +111,11 @@ static const struct cli_word hashes[] = {
 static const struct cli_word key_kinds[] = {
     {"flow", RM_KEY_FLOW}, {"memcached", RM_KEY_MEMCACHED},
     {"dns", RM_KEY_DNS}, {NULL, 0}};
+/* --ring SCHEME: the words completion offers (md5-vnodes:... takes a
+ * template) */
+static const struct cli_word ring_schemes[] = {
+    {"ringmaster", RM_RING_RINGMASTER}, {"ketama", RM_RING_KETAMA},
+    {NULL, 0}};
 static const struct cli_word checks[] = {
     {"tcp", RM_CHECK_TCP},   {"http", RM_CHECK_HTTP},
     {"udp", RM_CHECK_UDP},   {"exec", RM_CHECK_EXEC},
@@ -163,6 +168,15 @@ static const struct cli_opt service_add_opts[] = {
 	"DELIMS (escapes \\s \\r \\n \\t \\\\ \\xHH), at most MAXLEN bytes; "
 	"flow: by the flow",
 	.def = "flow", .words = key_kinds),
+    STR("ring", ringspec, 63, "ringmaster|ketama|md5-vnodes:TEMPLATE:COUNT",
+	"with --key: where the ring puts each node and key: ringmaster, the "
+	"keyed hash; ketama, libmemcached's weighted ketama (MD5 of each "
+	"node's ADDR:PORT, or ADDR for port 11211; a node without --addr "
+	"by its name); md5-vnodes, COUNT points a node (times its weight) "
+	"at MD5 of TEMPLATE with {node} and {i} filled. The MD5 rings are "
+	"unkeyed: they agree with existing clients, and anyone can aim keys "
+	"at a node",
+	.def = "ringmaster", .words = ring_schemes),
     OPT_VNODES,
     OPTS_CHANGE,
     END};

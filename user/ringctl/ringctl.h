@@ -27,6 +27,8 @@ struct ctl_opts {
 	struct cli_u32 weight;
 	/* service add --key SPEC: what a UDP service hashes (user/lib/key.h) */
 	const char *keyspec;
+	/* service add --ring SCHEME: where the ring puts nodes and keys */
+	const char *ringspec;
 	/* lookup: a flow, or a keyed service's key (--key, --qname, or
 	 * --key-file, a key a line) */
 	struct cli_addr src, dst;
