@@ -173,6 +173,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka $(ETCD_LIBS)
 
+# libmemcached's own ketama, the reference --ring ketama must agree with
+$(BUILD)/tests/test_ketama: LDLIBS += -lmemcached -lhashkit
+
 $(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -16,6 +16,7 @@ pkgs=(
 	# verify, and setpriv/strings in the install test
 	groff-base man-db bash-completion systemd util-linux binutils
 	memcached dnsmasq-base
+	libmemcached-dev # test_ketama: libmemcached's ketama, the reference
 	# metrics: ringexport's HTTP server; promtool and a Prometheus server
 	# in test_metrics; ringctl top driven in tmux (test_top); sysctl
 	libmicrohttpd-dev prometheus tmux procps

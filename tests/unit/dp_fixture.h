@@ -332,10 +332,14 @@ static inline int dp_push_slots(struct dp_fx *fx, __u32 id,
 	return 0;
 }
 
-/* Build a ring of nodes first_id.. (weight 1, names "n<id>") with the
+/* Build a ring of nodes first_id.. (weight 1, names "n<id>", ketama
+ * hosts "198.18.0.<id>" on port 11211) under ring scheme spec with the
  * fixture seed and push it for every service id in ids. */
-static inline int dp_push_ring(struct dp_fx *fx, const __u32 *ids, int n_ids,
-			       __u32 first_id, __u32 n_nodes, __u32 vnodes)
+static inline int dp_push_ring_spec(struct dp_fx *fx,
+				    const struct rm_ring_spec *spec,
+				    const __u32 *ids, int n_ids,
+				    __u32 first_id, __u32 n_nodes,
+				    __u32 vnodes)
 {
 	struct rm_node_spec *specs =
 	    calloc(n_nodes ? n_nodes : 1, sizeof(*specs));
@@ -351,8 +355,11 @@ static inline int dp_push_ring(struct dp_fx *fx, const __u32 *ids, int n_ids,
 			 first_id + i);
 		specs[i].weight = 1;
 		specs[i].id = first_id + i;
+		snprintf(specs[i].host, sizeof(specs[i].host), "198.18.%u.%u",
+			 (first_id + i) >> 8, (first_id + i) & 0xff);
 	}
-	err = rm_ring_build(&dp_seed, specs, n_nodes, vnodes, &ring);
+	err = rm_ring_build_spec(&dp_seed, spec, specs, n_nodes, vnodes,
+				 &ring);
 	free(specs);
 	if (err)
 		return err;
@@ -364,6 +371,16 @@ static inline int dp_push_ring(struct dp_fx *fx, const __u32 *ids, int n_ids,
 	free(slots);
 	rm_ring_free(&ring);
 	return err;
+}
+
+/* dp_push_ring_spec() of a ringmaster ring (the keyed hash). */
+static inline int dp_push_ring(struct dp_fx *fx, const __u32 *ids, int n_ids,
+			       __u32 first_id, __u32 n_nodes, __u32 vnodes)
+{
+	static const struct rm_ring_spec ringmaster = {0};
+
+	return dp_push_ring_spec(fx, &ringmaster, ids, n_ids, first_id,
+				 n_nodes, vnodes);
 }
 
 /* Owner the userspace ring gives the flow, or -1 with no owner. */

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include <ringmaster/rm_key.h>
+#include <ringmaster/rm_owner.h>
 #include "key.h"
 #include "util.h"
 #include "dp_fixture.h"
@@ -40,6 +41,9 @@ enum {
 	SVC_TOKEN,  /* 10.0.0.1 udp/7001 token:2:|\n:64 */
 	SVC_MC6,    /* 2001:db8::1 udp/11211 memcached */
 	SVC_MC3,    /* 10.0.0.2 udp/any memcached, 3-tuple */
+	SVC_KETAMA, /* 10.0.0.3 udp/11211 memcached, --ring ketama */
+	SVC_MD5MC,  /* 10.0.0.3 udp/11212 memcached, --ring md5-vnodes */
+	SVC_MD5DNS, /* 10.0.0.3 udp/53 dns, --ring md5-vnodes */
 	SVC_NR,
 };
 
@@ -66,11 +70,21 @@ static const struct {
     [SVC_TOKEN] = {4, "10.0.0.1", 7001, 0},
     [SVC_MC6] = {6, "2001:db8::1", 11211, 0},
     [SVC_MC3] = {4, "10.0.0.2", 0, RM_SVC_F_3TUPLE},
+    [SVC_KETAMA] = {4, "10.0.0.3", 11211, 0},
+    [SVC_MD5MC] = {4, "10.0.0.3", 11212, 0},
+    [SVC_MD5DNS] = {4, "10.0.0.3", 53, 0},
 };
 static const char *const spec_text[SVC_NR] = {
     "memcached", "dns", "bytes:4:8", "token:2:|\\n:64", "memcached",
-    "memcached",
+    "memcached", "memcached", "memcached", "dns",
 };
+/* each service's --ring: its ring and key hash (rm_owner.h) */
+static const char *const ring_text[SVC_NR] = {
+    [SVC_KETAMA] = "ketama",
+    [SVC_MD5MC] = "md5-vnodes:{node}#vnode{i}:128",
+    [SVC_MD5DNS] = "md5-vnodes:{node}-vnode-{i}:150",
+};
+static struct rm_ring_spec rings[SVC_NR];
 
 static int setup_services(void)
 {
@@ -84,7 +98,10 @@ static int setup_services(void)
 		struct rm_svc_meta m;
 
 		ids[i] = i;
-		if (rm_parse_keyspec(spec_text[i], &specs[i], &why)) {
+		if (rm_parse_keyspec(spec_text[i], &specs[i], &why) ||
+		    rm_parse_ringspec(ring_text[i] ? ring_text[i]
+						   : "ringmaster",
+				      &rings[i], &why)) {
 			fprintf(stderr, "test_keys: %s: %s\n", spec_text[i],
 				why);
 			return -1;
@@ -95,9 +112,14 @@ static int setup_services(void)
 		/* the record as ringctl writes it: the spec in the meta */
 		err |= bpf_map_lookup_elem(fx->svc_meta, &i, &m);
 		m.keyspec = specs[i];
+		m.ring = rings[i];
 		err |= bpf_map_update_elem(fx->svc_meta, &i, &m, BPF_ANY);
+		/* rings of their own for the other schemes */
+		if (rings[i].scheme != RM_RING_RINGMASTER)
+			err |= dp_push_ring_spec(fx, &rings[i], &ids[i], 1, 1,
+						 NODES, 100);
 	}
-	err |= dp_push_ring(fx, ids, SVC_NR, 1, NODES, 100);
+	err |= dp_push_ring(fx, ids, SVC_KETAMA, 1, NODES, 100);
 	return err ? -1 : 0;
 }
 
@@ -198,7 +220,8 @@ static long owner_of_key(int svc, const char *key, size_t len)
 
 	if (rm_key_from_text(&specs[svc], key, (__u32)len, &b) != RM_KEY_OK)
 		return -2;
-	return owner_of_hash(svc, rm_key_hash(&dp_seed, b.key, b.klen));
+	return owner_of_hash(svc, rm_owner_key_hash(&b, rings[svc].scheme,
+						    &dp_seed));
 }
 
 /* The userspace extractor on a payload: result, key in *b. */
@@ -380,7 +403,9 @@ static int check_request(const char *desc, int svc, const void *pl, size_t n,
 	if (res == RM_KEY_OK) {
 		static struct rm_key_buf t;
 
-		want = owner_of_hash(svc, rm_key_hash(&dp_seed, b.key, b.klen));
+		want = owner_of_hash(svc, rm_owner_key_hash(&b,
+							    rings[svc].scheme,
+							    &dp_seed));
 		if (key && (rm_key_from_text(&specs[svc], key, (__u32)keylen,
 					     &t) != RM_KEY_OK ||
 			    t.klen != b.klen || memcmp(t.key, b.key, b.klen)))
@@ -639,9 +664,8 @@ static size_t random_request(int svc, char *pl, char *key, size_t *klen)
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
 	size_t n = 0, k, i;
 
-	switch (svc) {
-	case SVC_MC:
-	case SVC_MC6: {
+	switch (specs[svc].kind) {
+	case RM_KEY_MEMCACHED: {
 		const char *cmd = mc_cmds[rnd(sizeof(mc_cmds) / sizeof(*mc_cmds))];
 
 		k = 1 + rnd(250);
@@ -653,7 +677,7 @@ static size_t random_request(int svc, char *pl, char *key, size_t *klen)
 				    (int)k, key, "0 0 1");
 		break;
 	}
-	case SVC_DNS: {
+	case RM_KEY_DNS: {
 		size_t t = 0, o = 12;
 
 		memcpy(pl, DNSH, 12);
@@ -679,14 +703,14 @@ static size_t random_request(int svc, char *pl, char *key, size_t *klen)
 		k = t;
 		break;
 	}
-	case SVC_BYTES:
+	case RM_KEY_BYTES:
 		n = 4 + 8 + rnd(20);
 		for (i = 0; i < n; i++)
 			pl[i] = (char)rnd(256);
 		memcpy(key, pl + 4, 8);
 		k = 8;
 		break;
-	default: /* SVC_TOKEN */
+	default: /* token:2:|\n:64 */
 		k = 1 + rnd(64);
 		pl[0] = 'v';
 		pl[1] = '1';
@@ -708,8 +732,9 @@ static size_t random_request(int svc, char *pl, char *key, size_t *klen)
 
 static void test_parity(void **state)
 {
-	static const int par[] = {SVC_MC, SVC_MC6, SVC_DNS, SVC_BYTES,
-				  SVC_TOKEN};
+	static const int par[] = {SVC_MC,     SVC_MC6,   SVC_DNS,
+				  SVC_BYTES,  SVC_TOKEN, SVC_KETAMA,
+				  SVC_MD5MC, SVC_MD5DNS};
 	static char pl[1024], key[512];
 	static struct dp_pkt p;
 	size_t s;
@@ -741,9 +766,11 @@ static void test_parity(void **state)
 			if (got >= 1 && got <= NODES && !per_node[got]++)
 				nodes_hit++;
 		}
-		print_message("parity %-12s 10000 keys, %d mismatches, %d of "
-			      "%d nodes used\n",
-			      spec_text[svc], bad, nodes_hit, NODES);
+		print_message("parity %-12s %-32s 10000 keys, %d mismatches, "
+			      "%d of %d nodes used\n",
+			      spec_text[svc],
+			      ring_text[svc] ? ring_text[svc] : "ringmaster",
+			      bad, nodes_hit, NODES);
 		assert_int_equal(bad, 0);
 		assert_true(nodes_hit > NODES / 2);
 	}
