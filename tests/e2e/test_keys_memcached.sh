@@ -15,6 +15,10 @@
 #   adding a fourth node: `--dry-run --json` predicts node4's share p; the
 #     keys whose owner changes all go to node4, their share is p within a
 #     binomial bound, and reading all keys again misses exactly those.
+#   --ring ketama and md5-vnodes: reads hit, keys sit on their lookup
+#     owners, which are those hashlib computes the way libmemcached's
+#     ketama and md5-vnodes clients do; --ring is saved, restored and
+#     applied; bad specs are usage errors.
 # Both hit rates are printed.
 set -u
 
@@ -211,6 +215,106 @@ e2e_ctl service add bad --vip "$TB_VIP4" --port 11212 --proto udp \
 e2e_expect_eq "--key bytes:600:10: usage error" "$?" 2
 e2e_ctl lookup mc --key "$(printf 'x%.0s' $(seq 251))" >/dev/null 2>&1
 e2e_expect_eq "lookup of a 251-byte memcached key: usage error" "$?" 2
+
+# ---- --ring ketama / md5-vnodes: the owners existing clients compute ------
+# Every request still lands on the node ringctl lookup names, and those
+# owners are the ones a libmemcached ketama client (servers node1..3, port
+# 11211: ketama hashes "node1-0", ...) and an md5-vnodes client compute:
+# checked against hashlib here, against libmemcached in test_ketama.
+flush_all || e2e_fail "flush_all"
+svc_mc --key memcached --ring ketama || e2e_die "service mc --ring ketama"
+e2e_expect_eq "service list shows the ring" \
+	"$(e2e_ctl service list --json | e2e_json '[s["ring"] for s in d if s["name"] == "mc"]')" \
+	ketama
+st=$(client --op set)
+gt=$(client --op get)
+e2e_expect_eq "ketama: $KEYS keys stored, every read hits ($gt)" \
+	"$(jget "$st" stored) $(jget "$gt" hits)" "$KEYS $KEYS"
+e2e_ctl lookup mc --key-file "$work/keys" >"$work/owners-ketama" ||
+	e2e_fail "ringctl lookup --key-file, ketama"
+held >"$work/held-ketama"
+e2e_expect_eq "ketama: every key on its lookup owner, once" \
+	"$(sort "$work/held-ketama" | cmp - <(sort "$work/owners-ketama") && echo same)" same
+e2e_ctl service add mv --vip "$TB_VIP4" --port 11213 --proto udp \
+	--key memcached --ring 'md5-vnodes:{node}#vnode{i}:128' >/dev/null &&
+	e2e_add_nodes mv || e2e_fail "service mv --ring md5-vnodes"
+e2e_ctl lookup mv --key-file "$work/keys" >"$work/owners-md5" ||
+	e2e_fail "ringctl lookup --key-file, md5-vnodes"
+if res=$(python3 - "$work/keys" "$work/owners-ketama" "$work/owners-md5" \
+	"${TB_NODE_NAME[@]:1:3}" <<'EOF'
+import bisect, hashlib, struct, sys
+
+keys = [l.rstrip("\n") for l in open(sys.argv[1])]
+nodes = sys.argv[4:]
+
+def md5(s):
+    return hashlib.md5(s.encode()).digest()
+
+def owners(points, hash_of):
+    points.sort()
+    at = [p for p, _, _ in points]
+    out = {}
+    for k in keys:
+        i = bisect.bisect_left(at, hash_of(k))
+        out[k] = points[i % len(points)][1]
+    return out
+
+# libmemcached weighted ketama, equal weights: 160 points a server, 4 a
+# digest of "HOST-K" (port 11211 left out), little-endian words
+kp = [(struct.unpack("<I", md5("%s-%d" % (n, k))[4 * x:4 * x + 4])[0], n, k)
+      for n in nodes for k in range(40) for x in range(4)]
+ket = owners(kp, lambda k: struct.unpack("<I", md5(k)[:4])[0])
+# md5-vnodes {node}#vnode{i} x 128: big-endian prefix
+vp = [(struct.unpack(">I", md5("%s#vnode%d" % (n, i))[:4])[0], n, i)
+      for n in nodes for i in range(128)]
+vn = owners(vp, lambda k: struct.unpack(">I", md5(k)[:4])[0])
+errs = []
+for name, want, path in (("ketama", ket, sys.argv[2]),
+                         ("md5-vnodes", vn, sys.argv[3])):
+    got = dict(l.split() for l in open(path))
+    bad = sum(1 for k in keys if got.get(k) != want[k])
+    if bad or len(got) != len(keys):
+        errs.append("%s: %d of %d owners differ" % (name, bad, len(keys)))
+print("; ".join(errs) if errs else "%d keys, both schemes" % len(keys))
+sys.exit(1 if errs else 0)
+EOF
+); then
+	e2e_pass "ringctl lookup owners = hashlib's ketama and md5-vnodes owners: $res"
+else
+	e2e_fail "owners against hashlib: $res"
+fi
+# save / restore / apply keep --ring; a changed --ring is a change
+e2e_ctl save >"$work/saved-ring" || e2e_fail "ringctl save"
+e2e_check "save writes --ring ketama" \
+	grep -q -- '^service add mc .*--key memcached --ring ketama$' "$work/saved-ring"
+e2e_check "save writes --ring md5-vnodes" \
+	grep -qF -- "--key memcached --ring md5-vnodes:{node}#vnode{i}:128" "$work/saved-ring"
+e2e_ctl restore "$work/saved-ring" >/dev/null || e2e_fail "ringctl restore"
+e2e_check "restore: saved again, the same file" \
+	cmp -s "$work/saved-ring" <(e2e_ctl save)
+e2e_expect_eq "restore: lookups unchanged" \
+	"$(e2e_ctl lookup mc --key-file "$work/keys" | cmp - "$work/owners-ketama" && echo same)" same
+e2e_expect_eq "apply of the saved file: nothing changes" \
+	"$(e2e_ctl apply "$work/saved-ring" --json | e2e_json 'd["changed"]')" False
+sed 's/{i}:128$/{i}:64/' "$work/saved-ring" >"$work/changed-ring"
+e2e_expect_eq "apply of a changed --ring: mv changes" \
+	"$(e2e_ctl apply "$work/changed-ring" --json | e2e_json '[s["service"] + " " + s["change"] for s in d["services"]]')" "mv changed"
+e2e_check "apply made it: save shows COUNT 64" \
+	grep -qF -- '--ring md5-vnodes:{node}#vnode{i}:64' <(e2e_ctl save)
+gt=$(client --op get)
+e2e_expect_eq "ketama: after restore and apply every read still hits" \
+	"$(jget "$gt" hits)" "$KEYS"
+e2e_ctl service del mv >/dev/null || e2e_fail "service del mv"
+# bad --ring specs: usage errors
+for bad in foo 'md5-vnodes:{node}:10' 'md5-vnodes:{node}-{i}:0' \
+	'md5-vnodes:{node}-{i}:5000' 'md5-vnodes:{node}-{i}'; do
+	e2e_ctl service add bad --vip "$TB_VIP4" --port 11212 --proto udp \
+		--key memcached --ring "$bad" >/dev/null 2>&1
+	e2e_expect_eq "--ring '$bad': usage error" "$?" 2
+done
+e2e_ctl service add bad --vip "$TB_VIP4" --port 11212 --proto udp \
+	--ring ketama >/dev/null 2>&1
+e2e_expect_eq "--ring ketama without --key: usage error" "$?" 2
 
 # ---- --key flow: the same workload ----------------------------------------
 flush_all || e2e_fail "flush_all"
