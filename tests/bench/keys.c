@@ -8,7 +8,9 @@
  *   tcp SYN, flow hash    a 5-tuple SYN: the flow hash and the ring search
  *                         (what a keyed request pays besides its key)
  * A keyed request skips the table, copies up to 512 payload bytes, reads
- * its key, hashes it and searches the ring.
+ * its key, hashes it and searches the ring. The memcached rows are run
+ * again on services with --ring ketama and md5-vnodes (their own rings of
+ * the same nodes): the key hashed with MD5 instead of SipHash.
  *
  * Each figure is the median (min-max) over interleaved rounds, the order
  * reversed every other round, of the kernel's own duration per run. The
@@ -27,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <ringmaster/rm_key.h>
+#include <ringmaster/rm_owner.h>
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "director.h"
@@ -54,10 +57,11 @@ struct ky_svc {
 	__u16 port;
 	__u8 proto;
 	const char *spec; /* NULL: flow */
+	const char *ring; /* NULL: ringmaster */
 };
 
 enum { S_UDP, S_TCP, S_MC, S_DNS, S_TOKEN, S_BYTES8, S_BYTES32, S_BYTES250,
-       S_NR };
+       S_KETAMA, S_MD5, S_NR };
 static const struct ky_svc svcs[S_NR] = {
     [S_UDP] = {80, IPPROTO_UDP, NULL},
     [S_TCP] = {80, IPPROTO_TCP, NULL},
@@ -67,18 +71,54 @@ static const struct ky_svc svcs[S_NR] = {
     [S_BYTES8] = {7008, IPPROTO_UDP, "bytes:0:8"},
     [S_BYTES32] = {7032, IPPROTO_UDP, "bytes:0:32"},
     [S_BYTES250] = {7250, IPPROTO_UDP, "bytes:0:250"},
+    [S_KETAMA] = {11212, IPPROTO_UDP, "memcached", "ketama"},
+    [S_MD5] = {11213, IPPROTO_UDP, "memcached",
+	       "md5-vnodes:{node}-vnode-{i}:160"},
 };
 
-static int ky_service(struct director *d, int id, struct rm_key_spec *spec)
+/* Each service's ring scheme, and the ring of the bench's nodes built
+ * with it (encoded into slots). */
+struct ky_ring {
+	struct rm_ring_spec spec;
+	struct rm_ring ring;
+	struct rm_slot *slots;
+	__u32 nslots;
+};
+
+static int ky_ring_build(const struct rm_seed *seed, const char *text,
+			 const struct rm_node_spec *nodes, __u32 n,
+			 struct ky_ring *r)
+{
+	const char *why;
+
+	memset(r, 0, sizeof(*r));
+	if (rm_parse_ringspec(text ? text : "ringmaster", &r->spec, &why) ||
+	    rm_ring_build_spec(seed, &r->spec, nodes, n, 100, &r->ring))
+		return -EINVAL;
+	r->nslots = rm_ring_nslots(&r->ring);
+	r->slots = calloc(r->nslots, sizeof(*r->slots));
+	if (!r->slots || rm_ring_encode(&r->ring, r->slots, r->nslots))
+		return -ENOMEM;
+	return 0;
+}
+
+static int ky_service(struct director *d, int id, struct rm_key_spec *spec,
+		      const struct rm_ring_spec *ring)
 {
 	const struct ky_svc *s = &svcs[id];
+	int meta = bpf_map__fd(d->skel->maps.rm_svc_meta);
+	struct rm_svc_meta m;
 	const char *why;
+	__u32 key = (__u32)id;
 
 	memset(spec, 0, sizeof(*spec));
 	if (s->spec && rm_parse_keyspec(s->spec, spec, &why))
 		return -EINVAL;
-	return dir_service_keyed(d, BENCH_VIP, s->port, s->proto, (__u32)id,
-				 spec);
+	if (dir_service_keyed(d, BENCH_VIP, s->port, s->proto, key, spec) ||
+	    bpf_map_lookup_elem(meta, &key, &m))
+		return -EIO;
+	m.ring = *ring;
+	return bpf_map_update_elem(meta, &key, &m, BPF_ANY) ? -errno : 0;
 }
 
 /* Ethernet/IPv4/UDP frame carrying pl; returns its length. */
@@ -179,7 +219,8 @@ static int ky_run(struct director *d, struct ky_row *r, __u32 repeat,
 int cmd_keys(const struct bench_opts *o)
 {
 	static const int sizes[] = {8, 32, 250};
-	static struct ky_row rows[2 + 4 * 3];
+	static struct ky_row rows[2 + 6 * 3];
+	static struct ky_ring rings[S_NR];
 	struct rm_key_spec specs[S_NR];
 	struct rm_node_spec nodes[KY_NODES];
 	struct rm_slot *slots = NULL;
@@ -200,6 +241,8 @@ int cmd_keys(const struct bench_opts *o)
 		snprintf(nodes[i].name, sizeof(nodes[i].name), "n%d", i + 1);
 		nodes[i].weight = 1;
 		nodes[i].id = i + 1;
+		snprintf(nodes[i].host, sizeof(nodes[i].host), "198.18.0.%d",
+			 i + 1);
 		bench_node_mac(i + 1, mac);
 		if (dir_node(&d, i + 1, mac, bench_dir_mac, 1, 0))
 			return 1;
@@ -212,9 +255,13 @@ int cmd_keys(const struct bench_opts *o)
 	if (!slots || rm_ring_encode(&ring, slots, nslots))
 		return 1;
 	for (i = 0; i < S_NR; i++) {
-		int fd = dir_ring_map(slots, nslots);
+		struct ky_ring *r = &rings[i];
+		int fd;
 
-		if (fd < 0 || ky_service(&d, i, &specs[i]) ||
+		if (ky_ring_build(&seed, svcs[i].ring, nodes, KY_NODES, r))
+			return 1;
+		fd = dir_ring_map(r->slots, r->nslots);
+		if (fd < 0 || ky_service(&d, i, &specs[i], &r->spec) ||
 		    dir_ring_install(&d, i, fd))
 			return 1;
 		close(fd);
@@ -238,30 +285,35 @@ int cmd_keys(const struct bench_opts *o)
 		r->want_node = id;
 		r->check_cnt = i ? RM_CNT_FWD_TX : RM_CNT_CONN_HIT;
 	}
-	for (int e = 0; e < 4; e++)
+	for (int e = 0; e < 6; e++)
 		for (size_t s = 0; s < 3; s++) {
 			static const char *const names[] = {
-			    "memcached get", "dns qname", "token", "bytes"};
+			    "memcached get", "dns qname", "token", "bytes",
+			    "memcached get, --ring ketama",
+			    "memcached get, --ring md5-vnodes"};
+			static const int svc_of[] = {S_MC, S_DNS, S_TOKEN,
+						     S_BYTES8, S_KETAMA, S_MD5};
 			static char pl[600], key[600];
 			static struct rm_key_buf b;
 			struct ky_row *r = &rows[nrows++];
-			int svc = e == 0   ? S_MC
-				  : e == 1 ? S_DNS
-				  : e == 2 ? S_TOKEN
-					   : S_BYTES8 + (int)s;
+			int svc = svc_of[e] + (e == 3 ? (int)s : 0);
+			const struct ky_ring *kr = &rings[svc];
 			__u32 klen, id;
 			size_t n;
 
 			r->path = names[e];
 			r->key_len = sizes[s];
 			r->svc = svc;
-			n = ky_request(svc, sizes[s], pl, key, &klen);
+			n = ky_request(svc_of[e] == S_MC || e >= 4 ? S_MC : svc,
+				       sizes[s], pl, key, &klen);
 			r->len = ky_frame(r->frame, svcs[svc].port, pl, n);
 			if (rm_key_from_text(&specs[svc], key, klen, &b) !=
 			    RM_KEY_OK)
 				return 1;
-			rm_ring_lookup(slots, nslots,
-				       rm_key_hash(&seed, b.key, b.klen), &id);
+			rm_ring_lookup(kr->slots, kr->nslots,
+				       rm_owner_key_hash(&b, kr->spec.scheme,
+							 &seed),
+				       &id);
 			r->want_node = id;
 			r->check_cnt = RM_CNT_KEY_ROUTED;
 		}
@@ -339,6 +391,10 @@ int cmd_keys(const struct bench_opts *o)
 	bench_json_close(jf, &j);
 	free(slots);
 	rm_ring_free(&ring);
+	for (i = 0; i < S_NR; i++) {
+		free(rings[i].slots);
+		rm_ring_free(&rings[i].ring);
+	}
 	dir_close(&d);
 	return bad ? 3 : 0;
 }
