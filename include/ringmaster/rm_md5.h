@@ -7,11 +7,11 @@
  * place keys with it, and the director must place them the same way.
  *
  * The message is len (0..RM_MD5_MAX) bytes at the start of a buffer of
- * RM_MD5_BUF bytes; every read is masked to the buffer, and bytes at and
- * past len are never used (the padding is computed, not read), so the
- * buffer needs no particular tail. Padding and the length word are
- * folded in without branches and the block loop is bounded by a
- * constant, so the verifier accepts it as it is.
+ * RM_MD5_BUF bytes, read 4 at a time; every read is masked to the
+ * buffer, and bytes at and past len are never used (the padding is
+ * computed, not read), so the buffer needs no particular tail. Padding
+ * and the length word are folded in without branches and the block loop
+ * is bounded by a constant, so the verifier accepts it as it is.
  */
 #ifndef RM_MD5_HDR
 #define RM_MD5_HDR
@@ -44,15 +44,6 @@ struct rm_md5 {
  * every byte makes the verifier walk every length on its own. */
 #define RM_MD5_OPAQUE(v) asm volatile("" : "+r"(v))
 
-/* 1 if a < b, else 0, for a, b < 2^32, without a branch. */
-RM_INLINE __u32 rm_md5_lt(__u32 a, __u32 b)
-{
-	__u64 d = (__u64)a - (__u64)b;
-
-	RM_MD5_OPAQUE(d);
-	return (__u32)(d >> 63);
-}
-
 /* 1 if a == b, else 0, without a branch. */
 RM_INLINE __u32 rm_md5_eq(__u32 a, __u32 b)
 {
@@ -62,13 +53,26 @@ RM_INLINE __u32 rm_md5_eq(__u32 a, __u32 b)
 	return (__u32)(d >> 63);
 }
 
-/* Message byte i of the padded message (the length word aside): the
- * byte itself before len, 0x80 at len, then zeros. */
-RM_INLINE __u32 rm_md5_byte(const __u8 *buf, __u32 len, __u32 i)
+/* The little-endian word at byte i (a multiple of 4) of the padded
+ * message, the length word aside: the message's bytes before len, 0x80
+ * at len, zeros after. One aligned load and masks, no branch. */
+RM_INLINE __u32 rm_md5_word(const __u8 *buf, __u32 len, __u32 i)
 {
-	__u32 c = buf[i & (RM_MD5_BUF - 1)];
+	__s64 left = (__s64)len - (__s64)i; /* message bytes from i on */
+	__u64 past, n, full, keep, pad;
+	__u32 w;
 
-	return (c & (0u - rm_md5_lt(i, len))) | (0x80u & (0u - rm_md5_eq(i, len)));
+	__builtin_memcpy(&w, buf + (i & (RM_MD5_BUF - 4)), 4);
+	RM_MD5_OPAQUE(left);
+	past = (__u64)left >> 63;	   /* 1: the message ended before i */
+	n = (__u64)left & (past - 1);	   /* max(left, 0) */
+	full = (__u64)(3 - (__s64)n) >> 63; /* 1: n >= 4 */
+	RM_MD5_OPAQUE(full);
+	n = (n & (full - 1)) | (4 & (0 - full)); /* min(n, 4) */
+	keep = (1ULL << (n * 8)) - 1;
+	/* n = 4 puts it past the word, where the cast drops it */
+	pad = (0x80ULL << (n * 8)) & (past - 1);
+	return (__u32)((w & keep) | pad);
 }
 
 RM_INLINE void rm_md5_block(__u32 *h, const __u32 *x)
@@ -165,14 +169,8 @@ RM_INLINE void rm_md5(const __u8 *buf, __u32 len, struct rm_md5 *out)
 	for (blk = 0; blk < RM_MD5_MAX_BLOCKS; blk++) {
 		if (blk >= nb)
 			break;
-		for (j = 0; j < 16; j++) {
-			__u32 i = blk * 64 + j * 4;
-
-			x[j] = rm_md5_byte(buf, len, i) |
-			       rm_md5_byte(buf, len, i + 1) << 8 |
-			       rm_md5_byte(buf, len, i + 2) << 16 |
-			       rm_md5_byte(buf, len, i + 3) << 24;
-		}
+		for (j = 0; j < 16; j++)
+			x[j] = rm_md5_word(buf, len, blk * 64 + j * 4);
 		/* the last block ends with the length in bits (< 2^32) */
 		last = 0u - rm_md5_eq(blk, nb - 1);
 		x[14] |= (len << 3) & last;

@@ -233,6 +233,9 @@ e2e_expect_eq "ketama: $KEYS keys stored, every read hits ($gt)" \
 e2e_ctl lookup mc --key-file "$work/keys" >"$work/owners-ketama" ||
 	e2e_fail "ringctl lookup --key-file, ketama"
 held >"$work/held-ketama"
+e2e_expect_eq "show: a ring of 3 x 160 ketama points, 160 a node" \
+	"$(e2e_ctl show mc --json | e2e_json '"%s %d %s" % next((s["ring"], s["entries"], sorted(set(n["vnodes"] for n in s["nodes"]))) for s in d["services"] if s["name"] == "mc")')" \
+	"ketama 480 [160]"
 e2e_expect_eq "ketama: every key on its lookup owner, once" \
 	"$(sort "$work/held-ketama" | cmp - <(sort "$work/owners-ketama") && echo same)" same
 e2e_ctl service add mv --vip "$TB_VIP4" --port 11213 --proto udp \

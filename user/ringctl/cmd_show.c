@@ -70,13 +70,39 @@ static void node_reach_json(struct rm_json *j, const struct rm_node *n)
 		rm_json_u64(j, "gue_port", ntohs(n->gue_port));
 }
 
+/* Points node n of service svc has (its vnodes), as the service's ring
+ * scheme gives them; a node out of the ring shows what it would get in
+ * it. */
+static __u32 node_vnodes(const struct rm_snap *s, __u32 svc,
+			 const struct rm_node *n)
+{
+	const struct rm_svc_meta *m = &s->svc[svc];
+	__u64 total = 0;
+	__u32 count = 0;
+
+	if (m->ring.scheme == RM_RING_MD5_VNODES)
+		return n->weight * m->ring.count;
+	if (m->ring.scheme != RM_RING_KETAMA)
+		return n->weight * m->vnodes;
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (s->node[i].svc_id == svc && rm_node_in_ring(&s->node[i])) {
+			total += s->node[i].weight;
+			count++;
+		}
+	if (!rm_node_in_ring(n)) {
+		total += n->weight;
+		count++;
+	}
+	return rm_ketama_points(n->weight, total, count);
+}
+
 static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 {
 	const struct rm_ring *r = &w->ring;
 	const __u64 *arcs = w->arcs;
 	__u32 svc = w->svc;
 	const struct rm_svc_meta *m = &lv->old->svc[svc];
-	char addr[64], mac[18];
+	char addr[64], mac[18], text[80];
 
 	rm_format_svc_addr(&m->key, addr, sizeof(addr));
 	rm_json_obj_open(j, NULL);
@@ -88,6 +114,8 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	rm_json_str(j, "hash",
 		    m->flags & RM_SVC_F_3TUPLE ? "3tuple" : "5tuple");
 	rm_json_u64(j, "vnodes", m->vnodes);
+	rm_format_ringspec(&m->ring, text, sizeof(text));
+	rm_json_str(j, "ring", text);
 	rm_json_u64(j, "entries", r->n);
 	rm_json_bool(j, "ring_matches", w->matches);
 	rm_json_u64(j, "conns", svc_conns(lv, svc, w->conns));
@@ -106,7 +134,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 		rm_json_u64(j, "id", i);
 		rm_json_str(j, "state", rm_node_state_name(n->state));
 		rm_json_u64(j, "weight", n->weight);
-		rm_json_u64(j, "vnodes", (__u64)n->weight * m->vnodes);
+		rm_json_u64(j, "vnodes", node_vnodes(lv->old, svc, n));
 		rm_json_num(j, "share", keys / RM_KEYSPACE);
 		rm_json_u64(j, "keys", keys);
 		rm_json_str(j, "mac", mac);
@@ -136,8 +164,13 @@ static void show_text(struct live *lv, const struct view *w)
 		if (arcs[k] / RM_KEYSPACE > max)
 			max = arcs[k] / RM_KEYSPACE;
 	live_svc_text(m, text, sizeof(text));
-	printf("service %s (id %u): %s, %u vnodes per weight, %u entries\n",
-	       m->name, svc, text, m->vnodes, r->n);
+	if (m->ring.scheme == RM_RING_RINGMASTER)
+		printf("service %s (id %u): %s, %u vnodes per weight, %u "
+		       "entries\n",
+		       m->name, svc, text, m->vnodes, r->n);
+	else
+		printf("service %s (id %u): %s, %u entries\n", m->name, svc,
+		       text, r->n);
 	if (!w->matches)
 		printf("  warning: the live ring differs from the "
 		       "configuration (an interrupted change?): `ringctl save "
@@ -160,7 +193,7 @@ static void show_text(struct live *lv, const struct view *w)
 		printf("  %-20s %-8s %-26s %6u %7u %7.3f%% %8u %7u  %-17s "
 		       "%-10s %s\n",
 		       n->name, rm_node_state_name(n->state), health, n->weight,
-		       n->weight * m->vnodes, share * 100, w->conns->node[i],
+		       node_vnodes(lv->old, svc, n), share * 100, w->conns->node[i],
 		       w->conns->recent[i], mac, n->dev, bar);
 		if (n->health.err[0] && n->health.state != RM_HEALTH_HEALTHY)
 			printf("  %-20s last error: %s\n", "", n->health.err);
