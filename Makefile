@@ -59,6 +59,9 @@ ETCD_LIBS := $(shell pkg-config --libs libcurl json-c 2>/dev/null || \
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# BPF programs only the tests load (as ELF objects, no skeleton)
+TEST_BPF_OBJS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/%.bpf.o,\
+	$(wildcard tests/bpf/*.bpf.c))
 BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/ringmaster/*.h)
 HDRS      := $(wildcard include/ringmaster/*.h) $(wildcard user/*/*.h) \
 	$(wildcard tests/*/*.h)
@@ -96,7 +99,7 @@ BENCH_BIN := $(BUILD)/ringbench
 	format print-bpf-cflags install uninstall fuzz fuzz-build analyze
 .DEFAULT_GOAL := all
 
-all: $(BPF_OBJS) $(SKELS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
+all: $(BPF_OBJS) $(SKELS) $(TEST_BPF_OBJS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
 	$(if $(BENCH_SRCS),$(BENCH_BIN))
 
 help:
@@ -126,6 +129,11 @@ deps:
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%.bpf.o: tests/bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

@@ -19,6 +19,7 @@
 
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_hash.h>
+#include <ringmaster/rm_chain.h>
 
 #include "maps.h"
 #include "counters.h"
@@ -28,6 +29,14 @@
 #include "conntrack.h"
 #include "key.h"
 #include "forward.h"
+
+/* Not ours: to the stack, or in a chain to the programs after us (the
+ * loader sets rm_chain_slot; unchained, the verifier drops the chain code). */
+static __always_inline int rm_pass(struct xdp_md *ctx, __u32 counter)
+{
+	rm_count(counter);
+	return rm_chain_pass(ctx);
+}
 
 static __always_inline void rm_flow_3tuple(struct rm_flow *f)
 {
@@ -51,13 +60,13 @@ int rm_xdp(struct xdp_md *ctx)
 	case RM_PARSE_MALFORMED:
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
 	case RM_PARSE_EXT_LIMIT:
-		return rm_verdict(XDP_PASS, RM_CNT_PASS_EXT_LIMIT);
+		return rm_pass(ctx, RM_CNT_PASS_EXT_LIMIT);
 	default:
-		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
+		return rm_pass(ctx, RM_CNT_PASS_NOT_SERVICE);
 	}
 
 	if (!rm_match_service(&pkt, &svc))
-		return rm_verdict(XDP_PASS, RM_CNT_PASS_NOT_SERVICE);
+		return rm_pass(ctx, RM_CNT_PASS_NOT_SERVICE);
 	svc_id = svc.id;
 	three = svc.flags & RM_SVC_F_3TUPLE;
 	keyed = svc.flags & RM_SVC_F_KEYED;

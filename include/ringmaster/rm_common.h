@@ -93,6 +93,27 @@
 	X(VIP_SLOTS, rm_vip_slots)
 #define RM_PROG_NAME "rm_xdp"
 
+/* ---- the chain: sharing an interface with other XDP programs ---------- */
+/* Without freplace (libxdp's dispatcher needs trampolines, which some
+ * kernels refuse), programs share an interface Katran's way: a root
+ * program (bpf/root.bpf.c, RM_ROOT_PROG_NAME) is attached and tail-calls
+ * the slots of a BPF_MAP_TYPE_PROG_ARRAY in order, 0 first; a tail call
+ * returns only when its slot is empty, and the root passes the packet to
+ * the stack when every slot is. A program in the chain that knows it
+ * (include/ringmaster/rm_chain.h) hands the packets it would pass to the
+ * next occupied slot after its own; one that does not ends the chain.
+ * ringload pins one array per interface at <pin dir>/RM_CHAIN_DIR/<iface>/
+ * RM_CHAIN_MAP; the maps of a program it loaded into slot N are pinned in
+ * <pin dir>/RM_CHAIN_DIR/<iface>/<N>/. */
+#ifndef RM_CHAIN_SLOTS
+#define RM_CHAIN_SLOTS 8 /* slots of a chain; a tail-call chain may be 33 */
+#endif
+#define RM_CHAIN_MAP "rm_chain"
+#define RM_CHAIN_DIR "chain"
+#define RM_ROOT_PROG_NAME "rm_root"
+/* rm_chain_slot of a program outside any chain: passes to the stack */
+#define RM_CHAIN_NONE 0xffffffffu
+
 /* ---- keyed hash seed ------------------------------------------------ */
 /* 128-bit SipHash key. Stored in rm_config; never derived from a constant
  * in production (generated from getrandom() on first attach). */

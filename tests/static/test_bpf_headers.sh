@@ -13,13 +13,13 @@ arch_inc=/usr/include/$(${CC:-gcc} -dumpmachine)
 clang_inc=$($clang -print-resource-dir)/include
 
 fail=0 checked=0
-for src in bpf/*.bpf.c; do
+for src in bpf/*.bpf.c tests/bpf/*.bpf.c; do
 	# shellcheck disable=SC2086
 	deps=$($clang $flags -M "$src" 2>&1) || { echo "FAIL: $src: clang -M failed:"; echo "$deps"; fail=1; continue; }
 	while read -r dep; do
 		case "$dep" in
 		""|*.o:|"\\") continue ;;
-		bpf/*|include/*|build/*) ;;                     # the project's own
+		bpf/*|tests/bpf/*|include/*|build/*) ;;                    # the project's own
 		/usr/include/linux/*|/usr/include/asm-generic/*) ;; # kernel UAPI
 		"$arch_inc"/asm/*) ;;                          # kernel UAPI, per arch
 		/usr/include/bpf/*) ;;                          # libbpf
@@ -35,6 +35,6 @@ for src in bpf/*.bpf.c; do
 	done < <(printf '%s\n' "$deps" | tr ' ' '\n' | sed 's/\\$//')
 done
 [ "$checked" -gt 0 ] || { echo "FAIL: no header dependency was read"; exit 1; }
-echo "checked $checked header dependencies of $(ls bpf/*.bpf.c | wc -l) BPF objects"
+echo "checked $checked header dependencies of $(ls bpf/*.bpf.c tests/bpf/*.bpf.c | wc -l) BPF objects"
 [ $fail -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $fail

@@ -229,6 +229,10 @@ int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
 		/* .rodata/.bss belong to one program instance, not state */
 		if (bpf_map__is_internal(map))
 			continue;
+		/* the chain is the interface's, not the state's: ringload
+		 * points it at the interface's pin (chain.c) */
+		if (!strcmp(bpf_map__name(map), RM_CHAIN_MAP))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir,
 			 bpf_map__name(map));
 		/* the kernel adds BPF_F_RDONLY_PROG to every devmap it

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_link.h>
 #include "ringmaster.skel.h"
 #include "history.h"
 #include "ringload.h"
+#include "xdp_chain.h"
 
 static const char *hint(int err, enum xdp_attach_mode mode)
 {
@@ -68,6 +70,16 @@ static bool registered(int fd, int ifindex, __u32 prog_id)
 	return false;
 }
 
+/* Does ifindex run the chain's root? */
+static bool chained(int ifindex)
+{
+	struct rm_xdp_chain c;
+	bool yes = !rm_xdp_chain_read(ifindex, &c) && c.root_id;
+
+	rm_xdp_chain_close(&c);
+	return yes;
+}
+
 int cmd_attach(struct load_opts *o)
 {
 	enum xdp_attach_mode mode =
@@ -122,6 +134,20 @@ int cmd_attach(struct load_opts *o)
 			   o->iface, RM_PROG_NAME, id, o->iface);
 		goto out;
 	}
+	if (o->chain) {
+		/* says what went wrong itself */
+		if (chain_attach_director(o, ifindex, &mode, &id))
+			goto out;
+		rec.prog_id = id;
+		goto record;
+	}
+	if (chained(ifindex)) {
+		load_error(RM_EXIT_RUNTIME,
+			   "%s runs the chain's root (%s): `ringload attach %s "
+			   "--chain [--slot N]` puts the director in its chain",
+			   o->iface, RM_ROOT_PROG_NAME, o->iface);
+		goto out;
+	}
 	err = attach_mode(o, ifindex, mode);
 	if (err && o->mode.val == LOAD_AUTO) {
 		fprintf(stderr,
@@ -140,9 +166,10 @@ int cmd_attach(struct load_opts *o)
 		goto out;
 	}
 	err = ifaces_find_prog(ifindex, 0, &id, &mode);
+	rec.prog_id = err ? 0 : id;
+record:
 	rec.ifindex = ifindex;
 	rec.mode = mode;
-	rec.prog_id = err ? 0 : id;
 	snprintf(rec.name, sizeof(rec.name), "%s", o->iface);
 	err = ifaces_put(fd, &rec);
 	if (err) {
@@ -152,9 +179,16 @@ int cmd_attach(struct load_opts *o)
 			   o->iface, o->pin_dir, RM_MAP_IFACES, strerror(-err));
 		goto out;
 	}
-	printf("attached %s to %s in %s mode (prog id %u), state in %s\n",
-	       RM_PROG_NAME, o->iface, ifaces_mode_name(mode), rec.prog_id,
-	       o->pin_dir);
+	if (o->chain)
+		printf("attached %s to slot %u of %s's chain in %s mode (prog "
+		       "id %u), state in %s\n",
+		       RM_PROG_NAME, o->slot.val, o->iface,
+		       ifaces_mode_name(mode), rec.prog_id, o->pin_dir);
+	else
+		printf("attached %s to %s in %s mode (prog id %u), state in "
+		       "%s\n",
+		       RM_PROG_NAME, o->iface, ifaces_mode_name(mode),
+		       rec.prog_id, o->pin_dir);
 	ret = RM_EXIT_OK;
 out:
 	if (fd >= 0)
@@ -167,6 +201,7 @@ out:
 /* Purge only when no recorded interface still runs us. */
 static int purge_locked(struct load_opts *o, int fd)
 {
+	char path[RM_PATH_MAX + RM_NAME_MAX];
 	struct rm_iface all[RM_MAX_IFACES];
 	enum xdp_attach_mode mode;
 	__u32 id;
@@ -186,6 +221,14 @@ static int purge_locked(struct load_opts *o, int fd)
 					  "still attached (`ringload detach "
 					  "%s` first)",
 					  all[i].name, all[i].name);
+	/* a chain holding only others' programs keeps the pin dir */
+	snprintf(path, sizeof(path), "%s/%s", o->pin_dir, RM_CHAIN_DIR);
+	if (rmdir(path) && errno != ENOENT)
+		return load_error(RM_EXIT_RUNTIME,
+				  "state kept: %s still holds interfaces' "
+				  "chains (`ringload chain show IFACE`, "
+				  "`ringload chain del IFACE --slot N`)",
+				  path);
 	if (rm_state_purge(o->pin_dir))
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
 	printf("removed %s\n", o->pin_dir);
@@ -196,8 +239,9 @@ int cmd_detach(struct load_opts *o)
 {
 	struct rm_iface all[RM_MAX_IFACES];
 	struct xdp_program *prog = NULL;
+	struct rm_xdp_chain c;
 	enum xdp_attach_mode mode;
-	int ifindex, fd, lock, err, ret = RM_EXIT_RUNTIME;
+	int ifindex, fd, lock, err, slot = -1, ret = RM_EXIT_RUNTIME;
 	__u32 want = 0, id;
 
 	/* without the pin dir (removed by hand) the program can still be
@@ -231,13 +275,22 @@ int cmd_detach(struct load_opts *o)
 			   o->iface, RM_PROG_NAME);
 		goto forget;
 	}
-	prog = xdp_program__from_id(id);
-	err = libxdp_get_error(prog);
-	if (err)
-		prog = NULL;
-	else
-		err = xdp_program__detach(prog, ifindex, mode, 0);
-	xdp_program__close(prog);
+	err = rm_xdp_chain_read(ifindex, &c);
+	slot = err ? -1 : rm_xdp_chain_find(&c, RM_PROG_NAME, id);
+	if (slot >= 0) {
+		/* only what attach --chain added: its slot, and the root if
+		 * nothing else is left in the chain */
+		err = chain_detach_director(o, ifindex, &c, slot);
+	} else {
+		prog = xdp_program__from_id(id);
+		err = libxdp_get_error(prog);
+		if (err)
+			prog = NULL;
+		else
+			err = xdp_program__detach(prog, ifindex, mode, 0);
+		xdp_program__close(prog);
+	}
+	rm_xdp_chain_close(&c);
 	if (err) {
 		load_error(RM_EXIT_RUNTIME,
 			   "cannot detach from %s: %s (-v "
@@ -245,7 +298,14 @@ int cmd_detach(struct load_opts *o)
 			   o->iface, strerror(-err));
 		goto out;
 	}
-	if (lock >= 0)
+	if (slot >= 0)
+		printf("took %s out of slot %d of %s's chain%s; state kept in "
+		       "%s\n",
+		       RM_PROG_NAME, slot, o->iface,
+		       rm_xdp_chain_used(&c) ? " (the others stay)"
+					     : ", and the root off",
+		       o->pin_dir);
+	else if (lock >= 0)
 		printf("detached %s from %s; state kept in %s\n", RM_PROG_NAME,
 		       o->iface, o->pin_dir);
 	else

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/if_link.h>
 #include "apply.h"
 #include "json.h"
 #include "ringload.h"
+#include "xdp_chain.h"
 
 int ifaces_open(const char *pin_dir, bool create)
 {
@@ -84,10 +86,26 @@ static bool ours(struct xdp_program *p, __u32 want_id)
 int ifaces_find_prog(int ifindex, __u32 want_id, __u32 *prog_id,
 		     enum xdp_attach_mode *mode)
 {
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_multiprog *mp;
 	struct xdp_program *p = NULL;
-	int err = -ENOENT;
+	struct rm_xdp_chain c;
+	int err = -ENOENT, slot = -1;
 
+	/* attached with --chain: in a slot of the root's chain */
+	if (!rm_xdp_chain_read(ifindex, &c) && c.root_id) {
+		slot = rm_xdp_chain_find(&c, RM_PROG_NAME, want_id);
+		if (slot >= 0) {
+			*prog_id = c.ids[slot];
+			*mode = c.attach_mode == XDP_ATTACHED_SKB
+				    ? XDP_MODE_SKB
+				    : XDP_MODE_NATIVE;
+			err = 0;
+		}
+	}
+	rm_xdp_chain_close(&c);
+	if (c.root_id)
+		return err;
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
 	if (libxdp_get_error(mp))
 		return -ENOENT;
 	/* without the dispatcher (XDP_SKIP_DISPATCHER, old kernels) the
@@ -150,6 +168,24 @@ static int state_counts(const char *pin_dir, __u32 *svcs, __u32 *nodes,
 	return 0;
 }
 
+/* An interface's chain, if it runs one: in text under its line, in JSON
+ * as its "chain" (absent without a root). */
+static void iface_chain(const struct rm_iface *f, bool json, struct rm_json *j)
+{
+	struct rm_xdp_chain c;
+
+	if (!rm_xdp_chain_read(f->ifindex, &c) && c.root_id) {
+		if (json) {
+			chain_json(j, &c);
+		} else {
+			printf("    chain (%s, prog id %u), in slot order:\n",
+			       RM_ROOT_PROG_NAME, c.root_id);
+			chain_text(stdout, "      ", &c);
+		}
+	}
+	rm_xdp_chain_close(&c);
+}
+
 int cmd_status(struct load_opts *o)
 {
 	struct rm_iface all[RM_MAX_IFACES];
@@ -195,16 +231,15 @@ int cmd_status(struct load_opts *o)
 		       "interfaces:\n",
 		       o->pin_dir, seeded ? "yes" : "no", svcs, nodes,
 		       conn_max);
-		for (int i = 0; i < RM_MAX_IFACES; i++)
-			if (all[i].ifindex)
-				printf("  %-16s ifindex %-4u %-8s prog id %-6u"
-				       "%s\n",
-				       all[i].name, all[i].ifindex,
-				       ifaces_mode_name(all[i].mode),
-				       all[i].prog_id,
-				       live[i] ? ""
-					       : "  (not attached any "
-						 "more)");
+		for (int i = 0; i < RM_MAX_IFACES; i++) {
+			if (!all[i].ifindex)
+				continue;
+			printf("  %-16s ifindex %-4u %-8s prog id %-6u%s\n",
+			       all[i].name, all[i].ifindex,
+			       ifaces_mode_name(all[i].mode), all[i].prog_id,
+			       live[i] ? "" : "  (not attached any more)");
+			iface_chain(&all[i], false, NULL);
+		}
 		rm_applied_text(stdout, o->pin_dir);
 		return RM_EXIT_OK;
 	}
@@ -227,6 +262,7 @@ int cmd_status(struct load_opts *o)
 		rm_json_str(&j, "mode", ifaces_mode_name(all[i].mode));
 		rm_json_u64(&j, "prog_id", all[i].prog_id);
 		rm_json_bool(&j, "attached", live[i]);
+		iface_chain(&all[i], true, &j);
 		rm_json_obj_close(&j);
 	}
 	rm_json_arr_close(&j);

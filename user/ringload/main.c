@@ -51,8 +51,19 @@ static const struct cli_opt global_opts[] = {
      .help = "what the command does and its options"},
     {0}};
 
+#define OPT_SLOT(what, req, dflt)                                            \
+	{.name = "slot", .type = CLI_UINT, .off = F(slot), .min = 0,         \
+	 .max = RM_CHAIN_SLOTS - 1, .arg = "N", .def = dflt, .flags = req,   \
+	 .help = what}
+
 static const struct cli_opt attach_opts[] = {
     OPT_MODE,
+    {.name = "chain", .type = CLI_FLAG, .off = F(chain),
+     .help = "share IFACE with other XDP programs: attach the chain's root "
+	     "(made if IFACE has none) and put the director in slot --slot"},
+    OPT_SLOT("with --chain: the director's slot (default 0); the programs "
+	     "in later slots get the packets it passes",
+	     0, NULL),
     {.name = "conn-table", .type = CLI_UINT, .off = F(conn_table), .min = 1,
      .max = RM_CONN_ENTRIES_MAX, .arg = "N",
      .help = "connection-table entries, fixed when DIR is first attached "
@@ -75,6 +86,19 @@ static const struct cli_opt status_opts[] = {
     {0}};
 
 static const struct cli_opt purge_opts[] = {OPT_PIN_DIR, {0}};
+
+static const struct cli_opt chain_add_opts[] = {
+    OPT_SLOT("the slot to put the program in (empty; run in slot order)",
+	     CLI_REQUIRED, NULL),
+    OPT_PIN_DIR,
+    {0}};
+
+static const struct cli_opt chain_del_opts[] = {
+    OPT_SLOT("the slot to empty", CLI_REQUIRED, NULL),
+    OPT_PIN_DIR,
+    {0}};
+
+static const struct cli_opt chain_show_opts[] = {OPT_JSON, OPT_PIN_DIR, {0}};
 
 static const struct cli_opt decap_attach_opts[] = {
     {.name = "allow-src", .type = CLI_STRING, .off = F(allow_src),
@@ -105,7 +129,7 @@ static const struct cli_opt neighd_opts[] = {
 struct load_cmd {
 	struct cli_cmd cli;
 	int (*run)(struct load_opts *o);
-	bool iface; /* takes IFACE */
+	int nargs; /* positional: 1 IFACE, 2 IFACE OBJ (true: IFACE) */
 };
 
 static const struct load_cmd commands[] = {
@@ -125,6 +149,18 @@ static const struct load_cmd commands[] = {
       "configuration)",
       purge_opts, 0},
      cmd_purge, false},
+    {{"chain add", "IFACE OBJ[:PROG]",
+      "load XDP program PROG (default: the first) of the ELF object OBJ "
+      "into a slot of IFACE's chain; its maps are pinned under DIR",
+      chain_add_opts, 0},
+     cmd_chain_add, 2},
+    {{"chain del", "IFACE",
+      "empty a slot of IFACE's chain (the root goes with the last program)",
+      chain_del_opts, 0},
+     cmd_chain_del, true},
+    {{"chain show", "IFACE", "the root on IFACE and its chain, in order",
+      chain_show_opts, 0},
+     cmd_chain_show, true},
     {{"decap attach", "IFACE",
       "on a node: strip the outer IPIP/GUE header of packets to this host "
       "from the allowed directors",
@@ -182,7 +218,7 @@ int main(int argc, char **argv)
 	struct load_opts o = {0};
 	const struct load_cmd *cmd;
 	struct cli_result res;
-	int ret;
+	int ret, nargs;
 
 	if (cli_is_internal(argc, argv))
 		return cli_internal(&load_prog, argc, argv);
@@ -203,15 +239,19 @@ int main(int argc, char **argv)
 				  "--pin-dir '%s': expected an absolute path "
 				  "under /sys/fs/bpf",
 				  o.pin_dir);
-	if (res.argc != (cmd->iface ? 1 : 0))
-		return res.argc > (cmd->iface ? 1 : 0)
+	nargs = cmd->nargs;
+	if (res.argc != nargs)
+		return res.argc > nargs
 			   ? load_error(RM_EXIT_USAGE,
 					"%s: unexpected argument '%s'",
-					cmd->cli.words,
-					res.argv[cmd->iface ? 1 : 0])
-			   : load_error(RM_EXIT_USAGE, "%s: expected one IFACE",
-					cmd->cli.words);
-	o.iface = cmd->iface ? res.argv[0] : NULL;
+					cmd->cli.words, res.argv[nargs])
+			   : load_error(RM_EXIT_USAGE, "%s: expected %s",
+					cmd->cli.words, cmd->cli.args);
+	o.iface = nargs >= 1 ? res.argv[0] : NULL;
+	o.obj = nargs >= 2 ? res.argv[1] : NULL;
+	if (o.slot.set && !o.chain && !strcmp(cmd->cli.words, "attach"))
+		return load_error(RM_EXIT_USAGE,
+				  "attach: --slot goes with --chain");
 	verbose = o.verbose;
 	cli_libbpf_messages(verbose);
 	libxdp_set_print(print_libxdp);

@@ -4,6 +4,7 @@
 #define RINGLOAD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <xdp/libxdp.h>
 #include "cli.h"
 #include "state.h"
@@ -23,6 +24,9 @@ struct load_opts {
 	const char *allow_src;
 	struct cli_u32 gue_port;
 	struct cli_u32 interval; /* neighd: ms between rounds */
+	bool chain;		 /* attach: into the interface's chain */
+	struct cli_u32 slot;	 /* attach --chain, chain add/del */
+	const char *obj;	 /* chain add: OBJ[:PROG] */
 };
 
 int load_error(int code, const char *fmt, ...)
@@ -44,6 +48,21 @@ int ifaces_find_prog(int ifindex, __u32 want_id, __u32 *prog_id,
 		     enum xdp_attach_mode *mode);
 const char *ifaces_mode_name(enum xdp_attach_mode mode);
 int cmd_status(struct load_opts *o);
+
+/* chain.c: sharing the interface through a root and a program array */
+struct rm_xdp_chain;
+struct rm_json;
+int chain_attach_director(struct load_opts *o, int ifindex,
+			  enum xdp_attach_mode *mode, __u32 *prog_id);
+/* Take the director out of slot; the root and the chain's pins go when
+ * nothing is left in it. */
+int chain_detach_director(struct load_opts *o, int ifindex,
+			  struct rm_xdp_chain *c, int slot);
+int cmd_chain_add(struct load_opts *o);
+int cmd_chain_del(struct load_opts *o);
+int cmd_chain_show(struct load_opts *o);
+void chain_json(struct rm_json *j, const struct rm_xdp_chain *c);
+void chain_text(FILE *f, const char *indent, const struct rm_xdp_chain *c);
 
 /* decap.c: the node-side decapsulator (bpf/decap.bpf.c) */
 int cmd_decap_attach(struct load_opts *o);
