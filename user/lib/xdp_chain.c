@@ -22,8 +22,8 @@ void rm_prog_name(__u32 id, char *out, size_t len)
 	close(fd);
 }
 
-/* The root's rm_chain, from the maps the program uses. */
-static int root_chain_fd(__u32 root_id)
+/* The rm_chain a program uses, from its maps. */
+static int prog_chain_fd(__u32 root_id)
 {
 	__u32 map_ids[16], ilen;
 	struct bpf_prog_info info;
@@ -77,7 +77,7 @@ int rm_xdp_chain_read(int ifindex, struct rm_xdp_chain *c)
 	if (strcmp(c->attached_name, RM_ROOT_PROG_NAME))
 		return 0;
 	c->root_id = c->attached_id;
-	err = root_chain_fd(c->root_id);
+	err = prog_chain_fd(c->root_id);
 	if (err < 0)
 		return err;
 	c->map_fd = err;
@@ -118,4 +118,14 @@ int rm_xdp_chain_used(const struct rm_xdp_chain *c)
 	for (int i = 0; i < RM_CHAIN_SLOTS; i++)
 		n += !!c->ids[i];
 	return n;
+}
+
+bool rm_prog_uses_chain(__u32 id)
+{
+	int fd = prog_chain_fd(id);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }

@@ -6,6 +6,8 @@
 #ifndef RM_XDP_CHAIN_H
 #define RM_XDP_CHAIN_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <linux/bpf.h>
 #include <ringmaster/rm_common.h>
 
@@ -28,6 +30,9 @@ int rm_xdp_chain_find(const struct rm_xdp_chain *c, const char *name,
 		      __u32 want_id);
 /* Occupied slots. */
 int rm_xdp_chain_used(const struct rm_xdp_chain *c);
+/* Does program id use an rm_chain (rm_chain.h), so that it can hand
+ * packets on? A program that does not ends the chain. */
+bool rm_prog_uses_chain(__u32 id);
 /* A program's name by id, "?" if it is gone. */
 void rm_prog_name(__u32 id, char *out, size_t len);
 

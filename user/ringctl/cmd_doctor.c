@@ -20,6 +20,7 @@
 #include "counters.h"
 #include "doctor.h"
 #include "json.h"
+#include "xdp_chain.h"
 
 #define MAX_FINDINGS 256
 #define CONN_FULL 0.9 /* a table this full evicts live flows soon */
@@ -43,6 +44,7 @@ struct doctor {
 	int n;
 	const char *check; /* the one running */
 	int check_findings;
+	char note[512]; /* what an ok check saw, shown beside "ok" */
 	struct rm_json j;
 };
 
@@ -101,20 +103,6 @@ static int ifaces_registry(struct doctor *d, struct rm_iface *all)
 	return err;
 }
 
-static void prog_name(__u32 id, char *out, size_t len)
-{
-	struct bpf_prog_info info = {};
-	__u32 ilen = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-
-	snprintf(out, len, "?");
-	if (fd < 0)
-		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
-		snprintf(out, len, "%s", info.name);
-	close(fd);
-}
-
 /* The interfaces to look at: IFACE, or every one ringload recorded. */
 static void check_attached(struct doctor *d)
 {
@@ -161,13 +149,62 @@ static void check_attached(struct doctor *d)
 		id = q.attach_mode == XDP_ATTACHED_SKB ? q.skb_prog_id
 		     : q.attach_mode == XDP_ATTACHED_MULTI ? q.drv_prog_id
 							 : q.prog_id;
-		prog_name(id, name, sizeof(name));
-		if (strcmp(name, RM_PROG_NAME) && strcmp(name, "xdp_dispatcher"))
+		rm_prog_name(id, name, sizeof(name));
+		if (strcmp(name, RM_PROG_NAME) && strcmp(name, "xdp_dispatcher") &&
+		    strcmp(name, RM_ROOT_PROG_NAME))
 			find(d, f->name,
 			     "ringload detach IFACE; detach the other program; "
 			     "ringload attach IFACE",
 			     "runs XDP program '%s' (id %u), not %s", name, id,
 			     RM_PROG_NAME);
+	}
+}
+
+/* An interface shared through the chain (ringload attach --chain): the
+ * director is in it, and every program before it hands packets on. */
+static void check_chain(struct doctor *d)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < d->n_ifaces; i++) {
+		struct rm_iface *f = &d->ifaces[i];
+		struct rm_xdp_chain c;
+		int slot;
+
+		if (!f->ifindex || rm_xdp_chain_read(f->ifindex, &c) ||
+		    !c.root_id) {
+			rm_xdp_chain_close(&c);
+			continue;
+		}
+		len += snprintf(d->note + len, sizeof(d->note) - len,
+				"%s%s:", len ? "; " : "", f->name);
+		for (int s = 0; s < RM_CHAIN_SLOTS && len < sizeof(d->note);
+		     s++)
+			if (c.ids[s])
+				len += snprintf(d->note + len,
+						sizeof(d->note) - len,
+						" slot %d %s (id %u)", s,
+						c.names[s], c.ids[s]);
+		slot = rm_xdp_chain_find(&c, RM_PROG_NAME, 0);
+		if (slot < 0)
+			find(d, f->name,
+			     "ringload attach IFACE --chain --slot N",
+			     "the chain's root runs, but the director is in "
+			     "none of its slots: every packet goes to the "
+			     "other programs");
+		for (int s = 0; s < slot; s++)
+			if (c.ids[s] && !rm_prog_uses_chain(c.ids[s]))
+				find(d, f->name,
+				     "ringload chain del IFACE --slot N; add it "
+				     "back after the director's slot",
+				     "'%s' in slot %d is before the director "
+				     "(slot %d) and does not hand packets on "
+				     "(no rm_chain, see rm_chain.h): the "
+				     "director sees none it passes",
+				     c.names[s], s, slot);
+		rm_xdp_chain_close(&c);
+		if (len >= sizeof(d->note))
+			len = sizeof(d->note) - 1;
 	}
 }
 
@@ -476,6 +513,7 @@ static const struct {
 } checks[] = {
     {"state", check_state, false},
     {"attached", check_attached, true},
+    {"chain", check_chain, true},
     {"xdp-mode", check_mode, true},
     {"checksum", check_checksum, true},
     {"nodes", check_nodes, true},
@@ -495,7 +533,8 @@ static void report_check(struct doctor *d, int first, bool skipped)
 		if (skipped)
 			printf("  skip %-11s (no state)\n", name);
 		else if (!d->check_findings)
-			printf("  ok   %s\n", name);
+			printf("  ok   %s%s%s\n", name, d->note[0] ? ": " : "",
+			       d->note);
 		for (int i = first; i < d->n; i++)
 			printf("  FAIL %-11s %s: %s\n       fix: %s\n", name,
 			       d->f[i].subject, d->f[i].problem, d->f[i].fix);
@@ -505,6 +544,8 @@ static void report_check(struct doctor *d, int first, bool skipped)
 	rm_json_str(&d->j, "check", name);
 	rm_json_str(&d->j, "result",
 		    skipped ? "skipped" : d->check_findings ? "findings" : "ok");
+	if (d->note[0])
+		rm_json_str(&d->j, "note", d->note);
 	rm_json_arr_open(&d->j, "findings");
 	for (int i = first; i < d->n; i++) {
 		rm_json_obj_open(&d->j, NULL);
@@ -553,6 +594,7 @@ int cmd_doctor(struct ctl_opts *o)
 
 		d->check = checks[i].name;
 		d->check_findings = 0;
+		d->note[0] = '\0';
 		if (!skip)
 			checks[i].fn(d);
 		report_check(d, first, skip);

@@ -211,6 +211,12 @@ static int slot_free(const struct load_opts *o, const struct rm_xdp_chain *c,
 {
 	if (!c->ids[slot])
 		return 0;
+	if (!strcmp(c->names[slot], RM_PROG_NAME))
+		return load_error(RM_EXIT_RUNTIME,
+				  "slot %u of %s's chain holds the director "
+				  "(id %u): another --slot",
+				  slot, o->iface, c->ids[slot]),
+		       -EBUSY;
 	return load_error(RM_EXIT_RUNTIME,
 			  "slot %u of %s's chain holds '%s' (id %u): "
 			  "`ringload chain del %s --slot %u` first, or another "
