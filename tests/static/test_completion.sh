@@ -58,12 +58,14 @@ expect "memcached" ringctl service add x --key m
 expect "--key --key-file" ringctl lookup web --ke
 expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
-expect "attach decap detach neighd purge status" ringload ""
+expect "attach chain decap detach neighd purge status" ringload ""
 expect "attach detach status" ringload decap ""
 expect "--allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
 expect "$ifaces" ringload attach ""
 expect "auto generic native skb" ringload attach lo --mode ""
-expect "--conn-table --help --mode --pin-dir --reuse --verbose" ringload attach lo --
+expect "--chain --conn-table --help --mode --pin-dir --reuse --slot --verbose" ringload attach lo --
+expect "add del show" ringload chain ""
+expect "--help --pin-dir --slot --verbose" ringload chain del lo --
 expect "--purge" ringload detach lo --pu
 # no director at this pin dir: no names, no error output
 expect "" ringctl --pin-dir /sys/fs/bpf/rm-no-such-dir node add ""
