@@ -75,7 +75,13 @@ static inline long dp_mac_node(const __u8 *mac)
 
 /* Load the program. NULL with *err the -errno and *why a reason if it
  * cannot be loaded; -EPERM means BPF is not open to this user. */
-static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
+static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len);
+
+/* The same, as a director in slot chain_slot of the program array
+ * chain_fd (rm_chain.h); dp_fx_open is the unchained one. */
+static inline struct dp_fx *dp_fx_open_chained(int *err, char *why,
+					       size_t why_len,
+					       __u32 chain_slot, int chain_fd)
 {
 	struct dp_fx *fx = calloc(1, sizeof(*fx));
 
@@ -84,7 +90,20 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	fx->skel = ringmaster_bpf__open_and_load();
+	fx->skel = ringmaster_bpf__open();
+	if (fx->skel) {
+		fx->skel->rodata->rm_chain_slot = chain_slot;
+		errno = chain_fd >= 0 ? -bpf_map__reuse_fd(
+					    fx->skel->maps.rm_chain, chain_fd)
+				      : 0;
+		if (errno || ringmaster_bpf__load(fx->skel)) {
+			int e = errno;
+
+			ringmaster_bpf__destroy(fx->skel);
+			fx->skel = NULL;
+			errno = e;
+		}
+	}
 	if (!fx->skel) {
 		*err = -errno;
 		snprintf(why, why_len, "cannot load the XDP program (%s)%s",
@@ -107,6 +126,11 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	fx->svc_meta = bpf_map__fd(fx->skel->maps.rm_svc_meta);
 	fx->ncpus = libbpf_num_possible_cpus();
 	return fx;
+}
+
+static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
+{
+	return dp_fx_open_chained(err, why, why_len, RM_CHAIN_NONE, -1);
 }
 
 static inline void dp_fx_close(struct dp_fx *fx)
