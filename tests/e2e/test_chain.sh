@@ -15,7 +15,11 @@
 #   - `ringload attach --chain` again: forwarding is back, xc_count still
 #     sees the pings;
 #   - `ringload chain del --slot 1`: the director forwards alone behind the
-#     root; detaching it then takes the root off; nothing is left.
+#     root; detaching it then takes the root off;
+#   - in front of the director (slot 1): xc_count ends the chain, and
+#     doctor says so; xf_front (tests/bpf/xdp_front.bpf.c), built with
+#     rm_chain.h, hands packets on: the director behind it forwards, and
+#     xf_front stays when the director is detached; nothing is left.
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -26,14 +30,15 @@ PINGS=20
 PIN=/sys/fs/bpf/ringmaster
 XC_OBJ=$E2E_BUILD/tests/xdp_count.bpf.o
 XC_MAP=$PIN/chain/d-in/1/xc_counts
+XF_OBJ=$E2E_BUILD/tests/xdp_front.bpf.o
 
 e2e_require_director
-[ -f "$XC_OBJ" ] || e2e_die "$XC_OBJ missing: run make"
+[ -f "$XC_OBJ" ] && [ -f "$XF_OBJ" ] || e2e_die "$XC_OBJ or $XF_OBJ missing: run make"
 e2e_setup 3
 work=$TB_STATE_DIR/chain
 mkdir -p "$work"
 # whatever happens, the chain goes before the testbed
-e2e_on_teardown "tb_exec '$TB_DIR_NS' '$RINGLOAD' chain del '$TB_DIR_IN' --slot 1 >/dev/null 2>&1; tb_exec '$TB_DIR_NS' '$RINGLOAD' detach '$TB_DIR_IN' >/dev/null 2>&1"
+e2e_on_teardown "tb_exec '$TB_DIR_NS' '$RINGLOAD' chain del '$TB_DIR_IN' --slot 1 >/dev/null 2>&1; tb_exec '$TB_DIR_NS' '$RINGLOAD' chain del '$TB_DIR_IN' --slot 0 >/dev/null 2>&1; tb_exec '$TB_DIR_NS' '$RINGLOAD' detach '$TB_DIR_IN' >/dev/null 2>&1"
 
 if e2e_attach --chain >"$work/attach.out" 2>&1; then
 	e2e_pass "ringload attach --chain: $(cat "$work/attach.out")"
@@ -57,6 +62,17 @@ xc()
 {
 	tb_exec "$TB_DIR_NS" bpftool -j map lookup pinned "$XC_MAP" \
 		key "$1" 0 0 0 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = d.get("formatted", d)["value"]
+print(v if isinstance(v, int) else int.from_bytes(bytes(int(x, 16) for x in v), "little"))'
+}
+
+# xf: packets xf_front (slot 0) has counted
+xf()
+{
+	tb_exec "$TB_DIR_NS" bpftool -j map lookup pinned \
+		"$PIN/chain/d-in/0/xf_counts" key 0 0 0 0 | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 v = d.get("formatted", d)["value"]
@@ -199,6 +215,41 @@ e2e_check "the last detach takes the root off d-in" \
 	sh -c "! ip -n '$TB_DIR_NS' -d link show dev '$TB_DIR_IN' | grep -q xdp"
 e2e_check "and the chain's pins" tb_exec "$TB_DIR_NS" test ! -e "$PIN/chain"
 e2e_check "the state survives" tb_exec "$TB_DIR_NS" test -e "$PIN/rm_config"
+
+# ---- in front of the director ---------------------------------------------
+# xc_count knows nothing of the chain: in front, it ends it, and doctor
+# says so
+e2e_attach --chain --slot 1 >/dev/null 2>&1 || e2e_fail "attach --chain --slot 1"
+e2e_load chain add "$TB_DIR_IN" "$XC_OBJ" --slot 0 >/dev/null 2>&1 ||
+	e2e_fail "chain add xc_count --slot 0"
+e2e_ctl doctor "$TB_DIR_IN" >"$work/doctor2.txt" 2>&1
+e2e_check "doctor: an independent program in front of the director is a finding" \
+	grep -q "'xc_count' in slot 0 is before the director (slot 1) and does not hand packets on" "$work/doctor2.txt"
+e2e_load chain del "$TB_DIR_IN" --slot 0 >/dev/null 2>&1 ||
+	e2e_fail "chain del --slot 0"
+# xf_front hands packets on (rm_chain.h): the director behind it forwards
+if e2e_load chain add "$TB_DIR_IN" "$XF_OBJ" --slot 0 >"$work/front.out" 2>&1
+then
+	e2e_pass "a cooperating program in slot 0: $(cat "$work/front.out")"
+else
+	e2e_fail "chain add xf_front --slot 0: $(cat "$work/front.out")"
+fi
+e2e_expect_eq "chain show: xf_front in slot 0, rm_xdp in slot 1" \
+	"$(chain | tr '\n' ' ')" "0 xf_front 1 rm_xdp "
+xf0=$(xf)
+e2e_alloc_sports "$N"
+ring_flows behind_front "$E2E_SPORT"
+e2e_check "behind xf_front: pings answered" pings
+e2e_check "xf_front saw the VIP flows and the pings (at least $((N * 3 + PINGS)) packets: $(($(xf) - xf0)))" \
+	test "$(($(xf) - xf0))" -ge $((N * 3 + PINGS))
+e2e_ctl doctor "$TB_DIR_IN" >"$work/doctor3.txt" 2>&1
+e2e_check "doctor: no finding about the chain" \
+	grep -q "ok   chain" "$work/doctor3.txt"
+e2e_detach >/dev/null 2>&1
+e2e_expect_eq "detach: xf_front stays" "$(chain | tr '\n' ' ')" "0 xf_front "
+e2e_load chain del "$TB_DIR_IN" --slot 0 >/dev/null 2>&1
+e2e_check "the last chain del takes the root off d-in" \
+	sh -c "! ip -n '$TB_DIR_NS' -d link show dev '$TB_DIR_IN' | grep -q xdp"
 
 suf=$TB_SUF
 e2e_teardown
