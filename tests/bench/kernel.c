@@ -51,6 +51,7 @@
 #include "ringmaster.skel.h"
 #include "baseline.skel.h"
 #include "trafficgen.skel.h"
+#include "root.skel.h"
 #include "bench.h"
 #include "director.h"
 #include "ringfix.h"
@@ -59,7 +60,8 @@
 #define KB_MAX_ROUNDS 101
 #define KB_MIX_BASE 1024u
 
-enum kind { K_BASE, K_DIR, K_WRAP };
+/* K_PASS: passes the frame unchanged (the chain's root, empty chain) */
+enum kind { K_BASE, K_DIR, K_WRAP, K_PASS };
 enum path { P_SEARCH, P_HIT, P_NOTSVC };
 
 struct variant {
@@ -95,6 +97,11 @@ struct kctx {
 	__u32 mix_mask;
 	__u8 bl_dst[6];
 	__u32 lo_ifindex;
+	/* the chain: the director again, for slot 0 of chain, on the same
+	 * maps; a root over it, and a root over an empty chain */
+	struct ringmaster_bpf *chained;
+	struct root_bpf *root, *root_empty;
+	int chain_fd;
 };
 
 struct trun {
@@ -136,6 +143,9 @@ static int expect(struct kctx *k, const struct row *row,
 	*retval = XDP_TX;
 	switch (v->kind) {
 	case K_WRAP:
+		return 0;
+	case K_PASS:
+		*retval = XDP_PASS;
 		return 0;
 	case K_BASE:
 		memcpy(out, k->bl_dst, 6);
@@ -432,6 +442,146 @@ fail:
 		 "FAILED: path not verified: %s", why);
 }
 
+/* The chain (rm_common.h): the director loaded again for slot 0 of a
+ * program array, every map but rm_chain the first one's (same ring, same
+ * counters, so the same checks hold), a root over that array, and a root
+ * over an empty one. */
+static int chain_open(struct kctx *k)
+{
+	struct bpf_map *m;
+	int err = 0;
+
+	k->chain_fd = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, RM_CHAIN_MAP,
+				     sizeof(__u32), sizeof(__u32),
+				     RM_CHAIN_SLOTS, NULL);
+	k->chained = ringmaster_bpf__open();
+	k->root = root_bpf__open();
+	k->root_empty = root_bpf__open_and_load();
+	if (k->chain_fd < 0 || !k->chained || !k->root || !k->root_empty)
+		return -errno;
+	k->chained->rodata->rm_chain_slot = 0;
+	bpf_object__for_each_map(m, k->chained->obj)
+	{
+		struct bpf_map *mine;
+
+		if (bpf_map__is_internal(m))
+			continue;
+		if (m == k->chained->maps.rm_chain) {
+			err = bpf_map__reuse_fd(m, k->chain_fd);
+		} else {
+			mine = bpf_object__find_map_by_name(
+			    k->d.skel->obj, bpf_map__name(m));
+			err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine))
+				   : -ENOENT;
+		}
+		if (err)
+			return err;
+	}
+	err = bpf_map__reuse_fd(k->root->maps.rm_chain, k->chain_fd);
+	if (err || ringmaster_bpf__load(k->chained) || root_bpf__load(k->root))
+		return err ? err : -errno;
+	{
+		__u32 zero = 0;
+		int fd = bpf_program__fd(k->chained->progs.rm_xdp);
+
+		if (bpf_map_update_elem(k->chain_fd, &zero, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static void chain_close(struct kctx *k)
+{
+	root_bpf__destroy(k->root);
+	root_bpf__destroy(k->root_empty);
+	ringmaster_bpf__destroy(k->chained);
+	if (k->chain_fd > 0)
+		close(k->chain_fd);
+}
+
+/* A chain row: the director alone, the root with the director in slot 0,
+ * and the root over an empty chain (which passes). */
+static void row_init_chain(struct kctx *k, struct row *row, const char *name,
+			   enum path path, __u32 daddr)
+{
+	row_init(k, row, name, path, false, daddr, BENCH_TCP_SYN);
+	row->var[0].name = "director alone";
+	row->var[0].kind = K_DIR;
+	row->var[0].fd = k->d.prog_fd;
+	row->var[1].name = "root + director in slot 0";
+	row->var[1].fd = bpf_program__fd(k->root->progs.rm_root);
+	row->var[2].name = "root, empty chain";
+	row->var[2].kind = K_PASS;
+	row->var[2].fd = bpf_program__fd(k->root_empty->progs.rm_root);
+}
+
+/* The chain's rows, measured on the ring installed now. */
+static int chain_measure(struct kctx *k, struct row rows[2])
+{
+	int err = chain_open(k);
+
+	if (err) {
+		for (int r = 0; r < 2; r++) {
+			rows[r].path_name = r ? "not a service (pass)"
+					      : "ring search (TCP SYN)";
+			snprintf(rows[r].status, sizeof(rows[r].status),
+				 "FAILED: loading the chain: %s",
+				 strerror(-err));
+		}
+		return 2;
+	}
+	row_init_chain(k, &rows[0], "ring search (TCP SYN)", P_SEARCH,
+		       BENCH_VIP);
+	row_init_chain(k, &rows[1], "not a service (pass)", P_NOTSVC,
+		       BENCH_NOT_VIP);
+	for (int r = 0; r < 2; r++)
+		measure_row(k, &rows[r]);
+	return !strncmp(rows[0].status, "FAILED", 6) +
+	       !strncmp(rows[1].status, "FAILED", 6);
+}
+
+static void chain_print(struct rm_json *j, const char *lbl,
+			const struct row rows[2])
+{
+	printf("\n### The chain's cost (ringload attach --chain), ring %s, one "
+	       "flow: the director alone vs the root with the director in "
+	       "slot 0 (%d slots; a passed packet tries the %d after it)\n\n",
+	       lbl, RM_CHAIN_SLOTS, RM_CHAIN_SLOTS - 1);
+	printf("| path | director alone ns | root + director ns | ratio | "
+	       "hop ns | root, empty chain ns |\n");
+	printf("|---|---:|---:|---:|---:|---:|\n");
+	rm_json_arr_open(j, "chain");
+	for (int r = 0; r < 2; r++) {
+		const struct row *row = &rows[r];
+
+		rm_json_obj_open(j, NULL);
+		rm_json_str(j, "path", row->path_name);
+		rm_json_str(j, "ring", lbl);
+		rm_json_str(j, "status", row->status[0] ? row->status : "ok");
+		if (row->status[0]) {
+			printf("| %s | %s | | | | |\n", row->path_name,
+			       row->status);
+		} else {
+			printf("| %s | %.0f [%.0f-%.0f] | %.0f [%.0f-%.0f] | "
+			       "%.2fx | %.0f | %.0f |\n",
+			       row->path_name, row->st[0].med, row->st[0].min,
+			       row->st[0].max, row->st[1].med, row->st[1].min,
+			       row->st[1].max, row->ratio,
+			       row->st[1].med - row->st[0].med,
+			       row->st[2].med);
+			bench_json_stat(j, "director_alone_ns", &row->st[0]);
+			bench_json_stat(j, "root_and_director_ns",
+					&row->st[1]);
+			bench_json_stat(j, "root_empty_chain_ns", &row->st[2]);
+			rm_json_num(j, "ratio", row->ratio);
+			rm_json_num(j, "hop_ns",
+				    row->st[1].med - row->st[0].med);
+		}
+		rm_json_obj_close(j);
+	}
+	rm_json_arr_close(j);
+}
+
 static void print_row(struct rm_json *j, const char *size,
 		      const struct row *row)
 {
@@ -583,6 +733,8 @@ int cmd_kernel(const struct bench_opts *o)
 	struct row rows[5], *big = NULL;
 	struct rm_json j;
 	int rc = 1, failed = 0;
+	static struct row chain_rows[2];
+	char chain_lbl[16] = "";
 	FILE *jf = NULL;
 	char lbl[16];
 
@@ -692,6 +844,12 @@ int cmd_kernel(const struct bench_opts *o)
 		rm_json_obj_close(&j);
 		if (br.ring.n == 65536 && nrows == 5)
 			memcpy(keep64, rows, sizeof(keep64));
+		/* the chain at the 64k ring, or the last one of a quick run */
+		if (!chain_lbl[0] &&
+		    (br.ring.n == 65536 || (o->quick && s == nsizes - 1))) {
+			failed += chain_measure(&k, chain_rows);
+			snprintf(chain_lbl, sizeof(chain_lbl), "%s", lbl);
+		}
 		if (br.ring.n == RM_MAX_RING_ENTRIES && nrows == 1) {
 			big_new = rows[0];
 			big = &big_new;
@@ -706,6 +864,9 @@ int cmd_kernel(const struct bench_opts *o)
 	       "for 65,536 flows (tg_mix gives every run the next source port "
 	       "and tail-calls the program measured).\n");
 
+	if (chain_lbl[0])
+		chain_print(&j, chain_lbl, chain_rows);
+
 	kernel_targets(o, keep64, big);
 	rc = failed ? 3 : 0;
 out:
@@ -713,6 +874,7 @@ out:
 		bench_json_close(jf, &j);
 	trafficgen_bpf__destroy(k.tg);
 	baseline_bpf__destroy(k.bl);
+	chain_close(&k);
 	dir_close(&k.d);
 	return rc;
 }
