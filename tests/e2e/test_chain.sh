@@ -33,12 +33,26 @@ XC_MAP=$PIN/chain/d-in/1/xc_counts
 XF_OBJ=$E2E_BUILD/tests/xdp_front.bpf.o
 
 e2e_require_director
-[ -f "$XC_OBJ" ] && [ -f "$XF_OBJ" ] || e2e_die "$XC_OBJ or $XF_OBJ missing: run make"
+if [ ! -f "$XC_OBJ" ] || [ ! -f "$XF_OBJ" ]; then
+	e2e_die "$XC_OBJ or $XF_OBJ missing: run make"
+fi
 e2e_setup 3
 work=$TB_STATE_DIR/chain
 mkdir -p "$work"
 # whatever happens, the chain goes before the testbed
 e2e_on_teardown "tb_exec '$TB_DIR_NS' '$RINGLOAD' chain del '$TB_DIR_IN' --slot 1 >/dev/null 2>&1; tb_exec '$TB_DIR_NS' '$RINGLOAD' chain del '$TB_DIR_IN' --slot 0 >/dev/null 2>&1; tb_exec '$TB_DIR_NS' '$RINGLOAD' detach '$TB_DIR_IN' >/dev/null 2>&1"
+
+# step DESC CMD...: CMD must succeed; its output goes into the verdict.
+step()
+{
+	local desc=$1 out=$work/step.out
+	shift
+	if "$@" >"$out" 2>&1; then
+		e2e_pass "$desc: $(cat "$out")"
+	else
+		e2e_fail "$desc: $(cat "$out")"
+	fi
+}
 
 if e2e_attach --chain >"$work/attach.out" 2>&1; then
 	e2e_pass "ringload attach --chain: $(cat "$work/attach.out")"
@@ -154,11 +168,7 @@ e2e_expect_eq "chained: the VIP flows never reached xc_count (TCP count)" \
 ping_counted "chained"
 
 # ---- the director detached: xc_count runs on ------------------------------
-if e2e_detach >"$work/detach.out" 2>&1; then
-	e2e_pass "ringload detach: $(cat "$work/detach.out")"
-else
-	e2e_fail "ringload detach: $(cat "$work/detach.out")"
-fi
+step "ringload detach" e2e_detach
 e2e_expect_eq "chain show after detach: xc_count alone in slot 1" \
 	"$(chain | tr '\n' ' ')" "1 xc_count "
 ping_counted "director detached"
@@ -178,11 +188,7 @@ e2e_expect_eq "detached: services and nodes kept" \
 	"$(e2e_ctl show --json | e2e_json '[len(s["nodes"]) for s in d["services"]]')" 3
 
 # ---- the director back in slot 0 ------------------------------------------
-if e2e_attach --chain >"$work/attach2.out" 2>&1; then
-	e2e_pass "ringload attach --chain again: $(cat "$work/attach2.out")"
-else
-	e2e_fail "ringload attach --chain again: $(cat "$work/attach2.out")"
-fi
+step "ringload attach --chain again" e2e_attach --chain
 e2e_expect_eq "chain show: rm_xdp back in slot 0" \
 	"$(chain | tr '\n' ' ')" "0 rm_xdp 1 xc_count "
 ring_flows rechained "$T1"
@@ -198,11 +204,7 @@ e2e_expect_eq "and the chain is as it was" "$(chain | tr '\n' ' ')" \
 	"0 rm_xdp 1 xc_count "
 
 # ---- xc_count removed: the director alone behind the root -----------------
-if e2e_load chain del "$TB_DIR_IN" --slot 1 >"$work/del.out" 2>&1; then
-	e2e_pass "ringload chain del --slot 1: $(cat "$work/del.out")"
-else
-	e2e_fail "ringload chain del --slot 1: $(cat "$work/del.out")"
-fi
+step "ringload chain del --slot 1" e2e_load chain del "$TB_DIR_IN" --slot 1
 e2e_check "its pinned maps are gone" tb_exec "$TB_DIR_NS" test ! -e "$XC_MAP"
 e2e_expect_eq "chain show: the director alone" "$(chain | tr '\n' ' ')" \
 	"0 rm_xdp "
@@ -219,21 +221,14 @@ e2e_check "the state survives" tb_exec "$TB_DIR_NS" test -e "$PIN/rm_config"
 # ---- in front of the director ---------------------------------------------
 # xc_count knows nothing of the chain: in front, it ends it, and doctor
 # says so
-e2e_attach --chain --slot 1 >/dev/null 2>&1 || e2e_fail "attach --chain --slot 1"
-e2e_load chain add "$TB_DIR_IN" "$XC_OBJ" --slot 0 >/dev/null 2>&1 ||
-	e2e_fail "chain add xc_count --slot 0"
+step "the director in slot 1" e2e_attach --chain --slot 1
+step "xc_count in slot 0" e2e_load chain add "$TB_DIR_IN" "$XC_OBJ" --slot 0
 e2e_ctl doctor "$TB_DIR_IN" >"$work/doctor2.txt" 2>&1
 e2e_check "doctor: an independent program in front of the director is a finding" \
 	grep -q "'xc_count' in slot 0 is before the director (slot 1) and does not hand packets on" "$work/doctor2.txt"
-e2e_load chain del "$TB_DIR_IN" --slot 0 >/dev/null 2>&1 ||
-	e2e_fail "chain del --slot 0"
+step "xc_count out of slot 0" e2e_load chain del "$TB_DIR_IN" --slot 0
 # xf_front hands packets on (rm_chain.h): the director behind it forwards
-if e2e_load chain add "$TB_DIR_IN" "$XF_OBJ" --slot 0 >"$work/front.out" 2>&1
-then
-	e2e_pass "a cooperating program in slot 0: $(cat "$work/front.out")"
-else
-	e2e_fail "chain add xf_front --slot 0: $(cat "$work/front.out")"
-fi
+step "a cooperating program in slot 0" e2e_load chain add "$TB_DIR_IN" "$XF_OBJ" --slot 0
 e2e_expect_eq "chain show: xf_front in slot 0, rm_xdp in slot 1" \
 	"$(chain | tr '\n' ' ')" "0 xf_front 1 rm_xdp "
 xf0=$(xf)
