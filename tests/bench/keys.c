@@ -347,10 +347,11 @@ int cmd_keys(const struct bench_opts *o)
 				bad = 1;
 		}
 
+	/* bench_json_open() opens the part's object, bench_json_close()
+	 * closes it */
 	jf = bench_json_open(o, &j);
 	if (!jf)
 		return 1;
-	rm_json_obj_open(&j, NULL);
 	rm_json_u64(&j, "repeat", repeat);
 	rm_json_u64(&j, "ring_entries", ring.n);
 	rm_json_arr_open(&j, "rows");
@@ -387,7 +388,6 @@ int cmd_keys(const struct bench_opts *o)
 		rm_json_obj_close(&j);
 	}
 	rm_json_arr_close(&j);
-	rm_json_obj_close(&j);
 	bench_json_close(jf, &j);
 	free(slots);
 	rm_ring_free(&ring);
