@@ -152,9 +152,27 @@ check "attach rmv1 generic" L attach rmv1 --mode generic
 check "rmv1 in generic mode" sh -c "ip link show rmv1 | grep -q xdpgeneric"
 st=$(L status --json)
 id1=$(jget "$st" '[i["prog_id"] for i in d["interfaces"] if i["name"]=="rmv1"][0]')
-maps0=$(bpftool prog show id "$id0" -j | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["map_ids"]))')
-maps1=$(bpftool prog show id "$id1" -j | python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)["map_ids"]))')
+# state_maps ID: the maps of program ID but its own instance's read-only
+# data (rm_chain_slot) and chain (rm_chain.h), which each load has
+state_maps()
+{
+	bpftool prog show id "$1" -j | python3 -c '
+import json, subprocess, sys
+ids = json.load(sys.stdin)["map_ids"]
+keep = []
+for i in ids:
+    m = json.loads(subprocess.check_output(["bpftool", "map", "show", "id", str(i), "-j"]))
+    if not m["name"].endswith(".rodata") and m["name"] != "rm_chain":
+        keep.append(i)
+print(sorted(keep))'
+}
+maps0=$(state_maps "$id0")
+maps1=$(state_maps "$id1")
 check "both interfaces share the same maps" test -n "$maps0" -a "$maps0" = "$maps1"
+# and those are the pinned state's: rm_config as pinned is among them
+cfg_id=$(bpftool map show pinned "$PIN/rm_config" -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+check "the shared maps are the pinned state (rm_config id $cfg_id)" \
+	python3 -c "import sys; sys.exit(0 if $cfg_id in $maps0 else 1)"
 check "status text" sh -c "\"$LOAD\" --pin-dir $PIN status | grep -q rmv1"
 if [ -e /sys/class/net/rmd0 ]; then
 	bad 1 "attach native without driver support" L attach rmd0 --mode native
