@@ -11,6 +11,8 @@
 #   - the live ringload / ringctl examples: run in order on a namespace
 #     testbed, eth1 being the director's interface, in a scratch directory
 #     (ringctl save > director.conf), /etc/ringmaster a scratch directory;
+#   - ringload chain add: the README's counter.bpf.o is the chain tests'
+#     tests/bpf/xdp_count.bpf.o, as built;
 #   - routed nodes: the director's namespace gets routes to the README's
 #     node subnets (198.19.20.0/24, 2001:db8:20::/64) on eth1; ringload
 #     neighd (a daemon) runs for 2 s and must stop cleanly on SIGTERM; the
@@ -92,6 +94,9 @@ ip -n "$TB_DIR_NS" route add 198.19.20.0/24 dev "$TB_DIR_IN" &&
 for line in "${live[@]}"; do
 	cmd=${line//eth1/$TB_DIR_IN}
 	cmd=${cmd//\/etc\/ringmaster/$scratch\/etc}
+	# the README's other program: the chain tests' counter
+	[[ $cmd == "ringload chain add"* ]] &&
+		cmd=${cmd//counter.bpf.o/$E2E_BUILD/tests/xdp_count.bpf.o}
 	# a daemon: 2 s, then SIGTERM, which it must take as a clean stop
 	[[ $cmd == "ringload neighd"* ]] && cmd="timeout --preserve-status -s TERM 2 $cmd"
 	if tb_exec "$TB_DIR_NS" env PATH="$E2E_BUILD:$PATH" bash -c "cd '$scratch' && $cmd" >"$work/out" 2>&1; then
