@@ -403,8 +403,6 @@ e2e_wait_for()
 
 RINGCTL=${RINGCTL:-$E2E_BUILD/ringctl}
 RINGLOAD=${RINGLOAD:-$E2E_BUILD/ringload}
-# ringctl lookup runs once per flow; this many at a time.
-E2E_LOOKUP_JOBS=${E2E_LOOKUP_JOBS:-4}
 
 e2e_require_director()
 {
@@ -493,19 +491,9 @@ e2e_lookup_ports()
 	shift 3
 	ports=$TB_STATE_DIR/lookup-ports.$$
 	cat >"$ports"
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	tb_exec "$TB_DIR_NS" sh -c '
-		ctl=$1 jobs=$2 svc=$3 src=$4
-		shift 4
-		xargs -P "$jobs" -I{} "$ctl" "$@" lookup "$svc" --src "$src" \
-			--sport {} --json' \
-		sh "$RINGCTL" "$E2E_LOOKUP_JOBS" "$svc" "$src" "$@" <"$ports" |
-		python3 -c '
-import json, sys
-for line in sys.stdin:
-    d = json.loads(line)
-    print(d["sport"], d["node"])
-' | sort -n >"$out"
+	# one ringctl run for the batch (--sport-file), not one per flow
+	tb_exec "$TB_DIR_NS" "$RINGCTL" "$@" lookup "$svc" --src "$src" \
+		--sport-file - <"$ports" | sort -n >"$out"
 	[ "$(wc -l <"$out")" -eq "$(wc -l <"$ports")" ]
 	local rc=$?
 	rm -f "$ports"

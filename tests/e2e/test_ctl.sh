@@ -281,6 +281,21 @@ check "show: shares add up to 1" test "$(jget "$sh_" 'round(sum(n["share"] for s
 lk=$(C lookup web --src 198.18.1.1 --sport 40000 --json)
 check "lookup names a node of web" sh -c "echo '$(jget "$lk" 'd["node"]')' | grep -qx '[abc]'"
 check "lookup dst defaults to the VIP" test "$(jget "$lk" 'd["dst"]')" = 198.18.0.10
+# a batch of flows (--sport-file) names the nodes single lookups name
+for p in 40000 40001 40002 1 65535; do
+	echo "$p $(jget "$(C lookup web --src 198.18.1.1 --sport "$p" --json)" 'd["node"]')"
+done >"$TMP/single"
+printf '40000\n40001\n 40002 \n1\n65535\n' >"$TMP/ports"
+check "lookup --sport-file: SPORT NODE lines equal to single lookups" \
+	sh -c "\"$CTL\" --pin-dir $PIN lookup web --src 198.18.1.1 --sport-file - <$TMP/ports | cmp -s - $TMP/single"
+lk=$(C lookup web --src 198.18.1.1 --sport-file "$TMP/ports" --json)
+check "lookup --sport-file --json: an array, one object a flow" test \
+	"$(jget "$lk" '" ".join("%d %s" % (x["sport"], x["node"]) for x in d)')" = \
+	"$(tr '\n' ' ' <"$TMP/single" | sed 's/ $//')"
+check "lookup --sport-file on a 3-tuple service: every port one flow" test \
+	"$(printf '1\n2\n' | C lookup dns --src 2001:db8::1 --sport-file - | cut -d' ' -f2 | sort -u | wc -l)" = 1
+printf '40000\nnot-a-port\n' >"$TMP/badports"
+printf '70000\n' >"$TMP/bigport"
 check "show text has the bar chart" sh -c "\"$CTL\" --pin-dir $PIN show web | grep -q '#'"
 check "stats text" sh -c "\"$CTL\" --pin-dir $PIN stats | grep -q dropped-no-node"
 check "rm_tx_ports holds rmv2" sh -c "bpftool map dump pinned $PIN/rm_tx_ports | grep -q \"$(cat /sys/class/net/rmv2/ifindex)\""
@@ -321,6 +336,10 @@ bad 1 "node set unknown" C node set web nosuch --weight 2
 bad 2 "lookup bad src" C lookup web --src nonsense --sport 1
 bad 2 "lookup wrong family" C lookup web --src 2001:db8::1 --sport 1
 bad 1 "lookup unknown service" C lookup nosuch --src 198.18.1.1 --sport 1
+bad 2 "lookup --sport-file with a line that is no port" C lookup web --src 198.18.1.1 --sport-file "$TMP/badports"
+bad 2 "lookup --sport-file with a port over 65535" C lookup web --src 198.18.1.1 --sport-file "$TMP/bigport"
+bad 2 "lookup --sport and --sport-file" C lookup web --src 198.18.1.1 --sport 1 --sport-file "$TMP/bigport"
+bad 1 "lookup --sport-file missing" C lookup web --src 198.18.1.1 --sport-file "$TMP/nosuch"
 bad 1 "show unknown service" C show nosuch
 bad 2 "seed --set bad hex" C seed --set 1234
 bad 2 "config --udp-timeout 0" C config --udp-timeout 0

@@ -470,19 +470,183 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
 	return ret;
 }
 
-int cmd_lookup(struct ctl_opts *o)
+/* One flow's owner, printed as a line of text or a JSON object; 0, or
+ * the exit code after the message. */
+static int lookup_one_flow(struct ctl_opts *o, struct live *lv, int svc,
+			   const struct rm_slot *slots, __u32 nslots,
+			   const struct rm_flow *f, __u16 file_sport,
+			   struct rm_json *j)
 {
 	/* no ring owner but a valid table entry: the flow still goes */
 	static const struct rm_node none = {.name = "-", .dev = "-"};
-	struct rm_slot *slots = NULL;
+	const char *svc_name = lv->old->svc[svc].name;
 	char src[64], dst[64], mac[80], addr[64] = "";
 	const struct rm_node *n;
 	struct lookup_conn lc;
+	__u32 h, id;
+	int ret, owner;
+
+	h = rm_flow_hash(&lv->old->cfg.seed, f);
+	ret = lookup_conn_read(lv, f, &lc);
+	if (ret)
+		return ret;
+	owner = rm_ring_lookup(slots, nslots, h, &id) /* RM_SEARCH_OK */ ||
+			id >= RM_MAX_NODES
+		    ? -1
+		    : (int)id;
+	if (owner < 0 && !(lc.found && lc.valid))
+		return ctl_runtime_error("service '%s' has no active node: its "
+					 "packets are dropped",
+					 svc_name);
+	n = owner >= 0 ? &lv->old->node[owner] : &none;
+	rm_format_addr(f->src, f->family, src, sizeof(src));
+	rm_format_addr(f->dst, f->family, dst, sizeof(dst));
+	node_reach(n, mac, sizeof(mac));
+	if (!j && o->sport_file) {
+		printf("%u %s\n", file_sport, n->name);
+		return 0;
+	}
+	if (!j) {
+		printf("%s: %s:%u -> %s:%u/%s hash 0x%08x -> node %s (slot "
+		       "%d, %s via %s)\n",
+		       svc_name, src, ntohs(f->sport), dst, ntohs(f->dport),
+		       rm_proto_name(f->proto), h, n->name, owner, mac, n->dev);
+		lookup_conn_text(lv, &lc, owner);
+		return 0;
+	}
+	rm_json_obj_open(j, NULL);
+	rm_json_str(j, "service", svc_name);
+	rm_json_str(j, "node", n->name);
+	rm_json_i64(j, "node_id", owner);
+	rm_json_u64(j, "hash", h);
+	rm_json_str(j, "src", src);
+	rm_json_u64(j, "sport", ntohs(f->sport));
+	rm_json_str(j, "dst", dst);
+	rm_json_u64(j, "dport", ntohs(f->dport));
+	rm_json_str(j, "proto", rm_proto_name(f->proto));
+	rm_format_mac(n->mac, mac);
+	rm_json_str(j, "mac", mac);
+	rm_json_str(j, "dev", n->dev);
+	node_reach_json(j, n);
+	if (n->addr_family)
+		rm_format_addr(n->addr, (__u8)n->addr_family, addr,
+			       sizeof(addr));
+	rm_json_str(j, "addr", addr);
+	if (n->via == RM_VIA_GUE)
+		rm_json_u64(j, "gue_sport", ntohs(rm_gue_sport(f)));
+	lookup_conn_json(j, lv, &lc, owner);
+	rm_json_obj_close(j);
+	return 0;
+}
+
+/* A source port of --sport-file: digits, nothing else on the line but
+ * blanks. */
+static int parse_sport_line(char *line, __u16 *port)
+{
+	char *end;
+	unsigned long v;
+
+	line += strspn(line, " \t");
+	if (*line < '0' || *line > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(line, &end, 10);
+	end += strspn(end, " \t\r\n");
+	if (errno || *end || v > 65535)
+		return -EINVAL;
+	*port = (__u16)v;
+	return 0;
+}
+
+/* The ports of --sport-file, all read before anything is printed: a bad
+ * line leaves stdout empty (no half a JSON array). */
+static int read_sport_file(const char *path, __u16 **ports, size_t *count)
+{
+	unsigned long lineno = 0;
+	size_t n = 0, cap = 0, linecap = 0;
+	__u16 *v = NULL, *nv, port;
+	char *line = NULL;
+	FILE *in;
+	int ret = 0;
+
+	in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!in)
+		return ctl_runtime_error("lookup: --sport-file %s: %s", path,
+					 strerror(errno));
+	while (getline(&line, &linecap, in) >= 0) {
+		lineno++;
+		if (parse_sport_line(line, &port)) {
+			ret = ctl_usage_error("lookup: --sport-file %s line "
+					      "%lu: not a port (0-65535), "
+					      "one a line",
+					      path, lineno);
+			goto out;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				ret = ctl_runtime_error("lookup: out of "
+							"memory");
+				goto out;
+			}
+			v = nv;
+		}
+		v[n++] = port;
+	}
+	if (ferror(in))
+		ret = ctl_runtime_error("lookup: --sport-file %s: %s", path,
+					strerror(errno));
+out:
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	*ports = v;
+	*count = n;
+	return 0;
+}
+
+/* lookup --src ADDR --sport-file FILE: the owner of each flow from ADDR
+ * and a source port read from FILE (one a line), in one pass over the
+ * state: a batch of flows costs one ringctl run, not one each. */
+static int lookup_flow_file(struct ctl_opts *o, struct live *lv, int svc,
+			    const struct rm_slot *slots, __u32 nslots,
+			    struct rm_flow *f, struct rm_json *j)
+{
+	__u16 *ports = NULL;
+	size_t i, n = 0;
+	int ret;
+
+	ret = read_sport_file(o->sport_file, &ports, &n);
+	if (ret)
+		return ret;
+	if (j)
+		rm_json_arr_open(j, NULL);
+	for (i = 0; i < n && !ret; i++) {
+		/* a 3-tuple service hashes no port: every line is one flow */
+		if (!(lv->old->svc[svc].flags & RM_SVC_F_3TUPLE))
+			f->sport = htons(ports[i]);
+		ret = lookup_one_flow(o, lv, svc, slots, nslots, f, ports[i],
+				      j);
+	}
+	if (j && !ret)
+		rm_json_arr_close(j);
+	free(ports);
+	return ret;
+}
+
+int cmd_lookup(struct ctl_opts *o)
+{
+	struct rm_slot *slots = NULL;
+	struct rm_json j, *jp = NULL;
 	struct rm_flow f;
-	struct rm_json j;
 	struct live lv;
-	__u32 nslots, h, id;
-	int ret, svc, keyed, owner;
+	__u32 nslots;
+	int ret, svc, keyed;
 
 	if (o->argc != 1)
 		return ctl_usage_error("lookup: expected one SERVICE");
@@ -492,13 +656,21 @@ int cmd_lookup(struct ctl_opts *o)
 	if (keyed > 1)
 		return ctl_usage_error("lookup: --key, --qname, --key-file: "
 				       "give one");
-	if (keyed && (o->src.set || o->sport.set))
+	if (keyed && (o->src.set || o->sport.set || o->sport_file))
 		return ctl_usage_error("lookup: --key/--qname/--key-file name "
 				       "keys, --src/--sport a flow: give one");
 	if (!keyed && !o->src.set)
 		return ctl_usage_error("lookup: --src ADDR (a flow) or --key "
 				       "KEY / --qname NAME (a keyed service) "
 				       "is required");
+	if (o->sport.set && o->sport_file)
+		return ctl_usage_error("lookup: --sport PORT or --sport-file "
+				       "FILE: give one");
+	/* --sport-file stands in for --sport while the flow is checked */
+	if (o->sport_file) {
+		o->sport.set = 1;
+		o->sport.val = 0;
+	}
 	ret = live_open(o, &lv, RM_LOCK_SH);
 	if (ret)
 		return ret;
@@ -514,60 +686,20 @@ int cmd_lookup(struct ctl_opts *o)
 	ret = lookup_flow(o, &lv.old->svc[svc], &f);
 	if (ret)
 		goto out;
-	h = rm_flow_hash(&lv.old->cfg.seed, &f);
 	if (rm_state_ring_slots(&lv.st, svc, &slots, &nslots)) {
 		ret = ctl_runtime_error("%s", rm_errmsg());
 		goto out;
 	}
-	ret = lookup_conn_read(&lv, &f, &lc);
-	if (ret)
-		goto out;
-	owner = rm_ring_lookup(slots, nslots, h, &id) /* RM_SEARCH_OK */ ||
-			id >= RM_MAX_NODES
-		    ? -1
-		    : (int)id;
-	if (owner < 0 && !(lc.found && lc.valid)) {
-		ret = ctl_runtime_error("service '%s' has no active node: its "
-					"packets are dropped",
-					o->argv[0]);
-		goto out;
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		jp = &j;
 	}
-	n = owner >= 0 ? &lv.old->node[owner] : &none;
-	rm_format_addr(f.src, f.family, src, sizeof(src));
-	rm_format_addr(f.dst, f.family, dst, sizeof(dst));
-	node_reach(n, mac, sizeof(mac));
-	if (!o->json) {
-		printf("%s: %s:%u -> %s:%u/%s hash 0x%08x -> node %s (slot "
-		       "%d, %s via %s)\n",
-		       o->argv[0], src, ntohs(f.sport), dst, ntohs(f.dport),
-		       rm_proto_name(f.proto), h, n->name, owner, mac, n->dev);
-		lookup_conn_text(&lv, &lc, owner);
-		goto out;
-	}
-	rm_json_init(&j, stdout);
-	rm_json_obj_open(&j, NULL);
-	rm_json_str(&j, "service", o->argv[0]);
-	rm_json_str(&j, "node", n->name);
-	rm_json_i64(&j, "node_id", owner);
-	rm_json_u64(&j, "hash", h);
-	rm_json_str(&j, "src", src);
-	rm_json_u64(&j, "sport", ntohs(f.sport));
-	rm_json_str(&j, "dst", dst);
-	rm_json_u64(&j, "dport", ntohs(f.dport));
-	rm_json_str(&j, "proto", rm_proto_name(f.proto));
-	rm_format_mac(n->mac, mac);
-	rm_json_str(&j, "mac", mac);
-	rm_json_str(&j, "dev", n->dev);
-	node_reach_json(&j, n);
-	if (n->addr_family)
-		rm_format_addr(n->addr, (__u8)n->addr_family, addr,
-			       sizeof(addr));
-	rm_json_str(&j, "addr", addr);
-	if (n->via == RM_VIA_GUE)
-		rm_json_u64(&j, "gue_sport", ntohs(rm_gue_sport(&f)));
-	lookup_conn_json(&j, &lv, &lc, owner);
-	rm_json_obj_close(&j);
-	rm_json_end(&j);
+	if (o->sport_file)
+		ret = lookup_flow_file(o, &lv, svc, slots, nslots, &f, jp);
+	else
+		ret = lookup_one_flow(o, &lv, svc, slots, nslots, &f, 0, jp);
+	if (jp && !ret)
+		rm_json_end(jp);
 out:
 	free(slots);
 	live_close(&lv);

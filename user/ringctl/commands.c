@@ -266,6 +266,9 @@ static const struct cli_opt lookup_opts[] = {
 		     "--key, --qname, --key-file)"),
     UINT("sport", sport, 0, 65535, "PORT",
 	 "the flow's source port (required for a 5-tuple service)"),
+    STR("sport-file", sport_file, 0, "FILE",
+	"many flows from --src: a source port a line (- for stdin); prints "
+	"SPORT NODE lines (--json: an array)"),
     ADDR("dst", dst, "the flow's destination address (default: the VIP)"),
     UINT("dport", dport, 0, 65535, "PORT",
 	 "the flow's destination port (default: the service's)"),

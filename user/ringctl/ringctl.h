@@ -33,7 +33,7 @@ struct ctl_opts {
 	 * --key-file, a key a line) */
 	struct cli_addr src, dst;
 	struct cli_u32 sport, dport;
-	const char *lookup_key, *qname, *key_file;
+	const char *lookup_key, *qname, *key_file, *sport_file;
 	/* node state */
 	bool drain, active, down;
 	/* save --output FILE */
