@@ -81,7 +81,7 @@ digest()
 	local d=${1:-$PIN} f
 	for f in "$d"/*; do
 		echo "== $f"
-		bpftool map dump pinned "$f" 2>&1
+		bpftool -j map dump pinned "$f" 2>&1
 	done | sha256sum | cut -d' ' -f1
 }
 
