@@ -91,9 +91,11 @@ e2e_expect_eq "top --json: no traffic, no rate" \
 	"$(e2e_json 'd["services"][0]["packets_per_s"]' <"$work/once.json")" 0
 
 e2e_ctl service add empty --vip "$TB_VIP4" --port $((E2E_PORT + 1)) --proto udp >/dev/null
-e2e_alloc_sports 300
-e2e_client --vip "$TB_VIP4" --port $((E2E_PORT + 1)) --proto udp --count 300 \
-	--parallel 2 --sport-base "$E2E_SPORT" --retries 0 --timeout-ms 300 >/dev/null 2>&1 &
+# dropped flows wait out their timeout: 400 flows 20 at a time, 300 ms
+# each, keep packets coming for the 6 s both top runs need at most
+e2e_alloc_sports 400
+e2e_client --vip "$TB_VIP4" --port $((E2E_PORT + 1)) --proto udp --count 400 \
+	--parallel 20 --sport-base "$E2E_SPORT" --retries 0 --timeout-ms 300 >/dev/null 2>&1 &
 flood=$!
 sleep 0.2
 e2e_ctl top --once --json --interval 1s >"$work/drops.json"
