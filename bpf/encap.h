@@ -32,6 +32,13 @@
 #ifndef RM_BPF_ENCAP_H
 #define RM_BPF_ENCAP_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/encap.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>

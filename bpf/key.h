@@ -9,6 +9,13 @@
 #ifndef RM_BPF_KEY_H
 #define RM_BPF_KEY_H
 
+/* BPF global functions are defined here, so one object only may include
+ * this header: a second would carry its own copies, which the verifier
+ * checks again and a BPF link could not merge. */
+#ifndef RM_BPF_DIRECTOR_UNIT
+#error "bpf/key.h defines BPF global functions: include it from ringmaster.bpf.c only"
+#endif
+
 #include <ringmaster/rm_key.h>
 /* after ring.h, whose slot reader rm_owner.h's search uses */
 #include <ringmaster/rm_owner.h>

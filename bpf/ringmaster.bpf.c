@@ -14,7 +14,7 @@
 #include <bpf/bpf_helpers.h>
 
 /* This unit holds the data plane's BPF global functions (parse.h, ring.h,
- * conntrack.h refuse any other includer). */
+ * conntrack.h, key.h, encap.h refuse any other includer). */
 #define RM_BPF_DIRECTOR_UNIT
 
 #include <ringmaster/rm_common.h>
