@@ -16,13 +16,15 @@ static __always_inline void rm_count(__u32 id)
 		*v += 1;
 }
 
-static __always_inline void rm_traffic_add(void *map, __u32 id, __u64 bytes)
+static __always_inline void rm_traffic_add(void *map, __u32 id, __u64 bytes,
+					   __u32 new_flow)
 {
 	struct rm_traffic *t = bpf_map_lookup_elem(map, &id);
 
 	if (t) {
 		t->packets += 1;
 		t->bytes += bytes;
+		t->new_flows += new_flow;
 	}
 }
 

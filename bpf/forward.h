@@ -18,7 +18,8 @@
 static __always_inline int rm_forward(struct xdp_md *ctx,
 				      const struct rm_node *node, __u32 svc_id,
 				      __u32 node_id, const struct rm_pkt *pkt,
-				      const struct rm_config *cfg)
+				      const struct rm_config *cfg,
+				      __u32 new_flow)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -68,8 +69,8 @@ done:
 	rm_count(counter);
 	if (pkt->icmp)
 		rm_count(RM_CNT_ICMP_FORWARDED);
-	rm_traffic_add(&rm_svc_stats, svc_id, bytes);
-	rm_traffic_add(&rm_node_stats, node_id, bytes);
+	rm_traffic_add(&rm_svc_stats, svc_id, bytes, new_flow);
+	rm_traffic_add(&rm_node_stats, node_id, bytes, new_flow);
 	return action;
 }
 

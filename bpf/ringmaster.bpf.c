@@ -51,7 +51,7 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_config *cfg;
 	struct rm_node *node;
 	struct rm_svc svc;
-	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h;
+	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h, new_flow = 0;
 	int conn = RM_CONN_NONE;
 
 	switch (rm_parse(ctx, &pkt)) {
@@ -121,12 +121,14 @@ int rm_xdp(struct xdp_md *ctx)
 		if (node->state != RM_NODE_ACTIVE)
 			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
 		/* SYNs and ICMP errors never write (conntrack.h) */
-		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp)
+		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp) {
 			rm_conn_remember(&pkt.flow, node_id, node->gen,
 					 cfg->conn_insert_rate);
+			new_flow = 1;
+		}
 	}
 
-	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg);
+	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg, new_flow);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -534,6 +534,11 @@ static inline int rm_counter_is_outcome(int id)
 struct rm_traffic {
 	__u64 packets;
 	__u64 bytes;
+	/* flows newly given by the ring: a packet the connection table did
+	 * not hold that is remembered there now (a 5-tuple flow's first
+	 * packet after the SYN; a 3-tuple or UDP flow's first) -- the same
+	 * event as conn-insert + conn-insert-limited */
+	__u64 new_flows;
 };
 
 #endif /* RM_COMMON_H */

@@ -45,11 +45,16 @@ e2e_wait_for 15 sh -c "tmux -S '$sock' capture-pane -p -t top | grep -q '^dns '"
 sleep 1
 screen >"$work/screen1"
 e2e_expect_eq "top shows dns with PACKETS = the $COUNT datagrams sent" \
-	"$(awk '$1 == "dns" && $2 == "*" { print $5 }' "$work/screen1")" "$COUNT"
+	"$(awk '$1 == "dns" && $2 == "*" { print $6 }' "$work/screen1")" "$COUNT"
+e2e_ctl stats --json >"$work/stats0.json"
 for i in 1 2 3; do
+	got=$(e2e_server_count "$i" udp_datagrams)
 	e2e_expect_eq "top: node$i PACKETS = what its server received" \
-		"$(awk -v n="node$i" '$1 == n { print $6 }' "$work/screen1")" \
-		"$(e2e_server_count "$i" udp_datagrams)"
+		"$(awk -v n="node$i" '$1 == n { print $7 }' "$work/screen1")" "$got"
+	# each flow was one datagram: every one a new flow of its node
+	e2e_expect_eq "stats: node$i new flows = the $got one-datagram flows its server received" \
+		"$(e2e_json "[n['new_flows'] for s in d['services'] for n in s['nodes'] if n['name'] == 'node$i'][0]" <"$work/stats0.json")" \
+		"$got"
 done
 e2e_check "top shows the header and outcomes/s" grep -q '^outcomes/s: ' "$work/screen1"
 
@@ -87,6 +92,31 @@ e2e_ctl top --once --json --interval 500ms >"$work/once.json"
 e2e_expect_eq "top --json: totals as ringctl stats says" \
 	"$(e2e_json '[(n["name"], n["packets"]) for s in d["services"] for n in s["nodes"]]' <"$work/once.json" | sort)" \
 	"$(e2e_json '[(n["name"], n["packets"]) for s in d["services"] for n in s["nodes"]]' <"$work/stats.json" | sort)"
+# new flows at a known pace: 30 rounds of 20 one-datagram flows
+e2e_alloc_sports 600
+(
+	for ((k = 0; k < 30; k++)); do
+		e2e_client --vip "$TB_VIP4" --proto udp --count 20 --parallel 20 \
+			--sport-base $((E2E_SPORT + k * 20)) --retries 0 \
+			--timeout-ms 500 >/dev/null 2>&1
+		sleep 0.1
+	done
+) &
+burst=$!
+e2e_on_teardown "kill $burst 2>/dev/null"
+sleep 0.3
+e2e_ctl top --once --json --interval 1s >"$work/flows.json"
+e2e_ctl top --once --interval 1s >"$work/flows.txt"
+wait "$burst"
+e2e_expect_eq "top --json: while new flows arrive, every node has new flows/s > 0" \
+	"$(e2e_json '[n["name"] for s in d["services"] for n in s["nodes"] if n["new_flows_per_s"] > 0]' <"$work/flows.json" | sort | xargs)" \
+	"node1 node2 node3"
+e2e_expect_eq "top --json: the service's new flows/s is its nodes' sum" \
+	"$(e2e_json '[round(s["new_flows_per_s"] - sum(n["new_flows_per_s"] for n in s["nodes"]), 6) for s in d["services"]]' <"$work/flows.json")" \
+	"0.0"
+e2e_expect_eq "top: the FLOWS/S column shows a rate for every node" \
+	"$(awk '$1 ~ /^node/ && $6 > 0 { print $1 }' "$work/flows.txt" | sort | xargs)" \
+	"node1 node2 node3"
 e2e_expect_eq "top --json: no traffic, no rate" \
 	"$(e2e_json 'd["services"][0]["packets_per_s"]' <"$work/once.json")" 0
 

@@ -235,6 +235,10 @@ static unsigned long long svc_packets(const struct scrape *s, __u32 i)
 {
 	return s->svc[i].packets;
 }
+static unsigned long long svc_new_flows(const struct scrape *s, __u32 i)
+{
+	return s->svc[i].new_flows;
+}
 static unsigned long long svc_bytes(const struct scrape *s, __u32 i)
 {
 	return s->svc[i].bytes;
@@ -262,6 +266,10 @@ static void write_node_family(FILE *f, const struct scrape *s,
 static unsigned long long node_packets(const struct scrape *s, __u32 i)
 {
 	return s->node[i].packets;
+}
+static unsigned long long node_new_flows(const struct scrape *s, __u32 i)
+{
+	return s->node[i].new_flows;
 }
 static unsigned long long node_bytes(const struct scrape *s, __u32 i)
 {
@@ -328,6 +336,10 @@ static void write_nodes(FILE *f, const struct scrape *s)
 			  "Packets forwarded to the node.", node_packets);
 	write_node_family(f, s, "ringmaster_node_bytes_total", "counter",
 			  "Bytes forwarded to the node.", node_bytes);
+	write_node_family(f, s, "ringmaster_node_new_flows_total", "counter",
+			  "Flows the ring newly gave the node (entered in the "
+			  "connection table).",
+			  node_new_flows);
 	write_node_family(f, s, "ringmaster_node_conn_entries", "gauge",
 			  "Connection-table entries still sending flows to the "
 			  "node.",
@@ -460,6 +472,11 @@ int rm_metrics_write(FILE *f, const char *pin_dir)
 		write_svc_family(f, s, "ringmaster_service_bytes_total",
 				 "counter", "Bytes forwarded for the service.",
 				 svc_bytes);
+		write_svc_family(f, s, "ringmaster_service_new_flows_total",
+				 "counter",
+				 "Flows the ring newly routed for the service "
+				 "(entered in the connection table).",
+				 svc_new_flows);
 		write_svc_family(f, s, "ringmaster_service_ring_entries",
 				 "gauge", "Entries in the service's live ring.",
 				 svc_entries);

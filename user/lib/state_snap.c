@@ -233,11 +233,15 @@ int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX])
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 		     struct rm_traffic *out)
 {
-	__u64 v[2] = {0, 0}; /* percpu_sum() leaves it alone on ENOMEM */
-	int err = percpu_sum(st, map, idx, 2, v);
+	/* the record's fields, in order, are all __u64 */
+	__u64 v[sizeof(*out) / sizeof(__u64)] = {0};
+	int err = percpu_sum(st, map, idx, sizeof(v) / sizeof(v[0]), v);
 
+	_Static_assert(sizeof(*out) == 3 * sizeof(__u64),
+		       "struct rm_traffic changed: read its new fields here");
 	out->packets = v[0];
 	out->bytes = v[1];
+	out->new_flows = v[2];
 	return err;
 }
 

@@ -742,8 +742,8 @@ int cmd_stats(struct ctl_opts *o)
 		rm_json_obj_close(&j);
 		rm_json_arr_open(&j, "services");
 	} else {
-		printf("\n%-20s %-20s %14s %16s\n", "SERVICE", "NODE",
-		       "PACKETS", "BYTES");
+		printf("\n%-20s %-20s %14s %16s %12s\n", "SERVICE", "NODE",
+		       "PACKETS", "BYTES", "NEW-FLOWS");
 	}
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
 		if (!lv.old->svc[i].in_use)
@@ -757,12 +757,14 @@ int cmd_stats(struct ctl_opts *o)
 			rm_json_str(&j, "name", lv.old->svc[i].name);
 			rm_json_u64(&j, "packets", t.packets);
 			rm_json_u64(&j, "bytes", t.bytes);
+			rm_json_u64(&j, "new_flows", t.new_flows);
 			rm_json_arr_open(&j, "nodes");
 		} else {
-			printf("%-20s %-20s %14llu %16llu\n",
+			printf("%-20s %-20s %14llu %16llu %12llu\n",
 			       lv.old->svc[i].name, "*",
 			       (unsigned long long)t.packets,
-			       (unsigned long long)t.bytes);
+			       (unsigned long long)t.bytes,
+			       (unsigned long long)t.new_flows);
 		}
 		for (__u32 k = 0; k < RM_MAX_NODES && !ret; k++) {
 			const struct rm_node *n = &lv.old->node[k];
@@ -774,15 +776,17 @@ int cmd_stats(struct ctl_opts *o)
 				break;
 			}
 			if (!o->json) {
-				printf("%-20s %-20s %14llu %16llu\n", "",
+				printf("%-20s %-20s %14llu %16llu %12llu\n", "",
 				       n->name, (unsigned long long)t.packets,
-				       (unsigned long long)t.bytes);
+				       (unsigned long long)t.bytes,
+				       (unsigned long long)t.new_flows);
 				continue;
 			}
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "name", n->name);
 			rm_json_u64(&j, "packets", t.packets);
 			rm_json_u64(&j, "bytes", t.bytes);
+			rm_json_u64(&j, "new_flows", t.new_flows);
 			rm_json_obj_close(&j);
 		}
 		if (o->json) {

@@ -213,30 +213,34 @@ static void frame_text(struct top *t, bool color)
 		printf(" %s%s %.0f%s", hot && color ? RED : "", rm_counter_names[i],
 		       r, hot && color ? RESET : "");
 	}
-	printf("\n\n%-16s %-16s %-8s %-9s %10s %12s %12s %8s %8s\n", "SERVICE",
-	       "NODE", "STATE", "HEALTH", "PKTS/S", "BYTES/S", "PACKETS",
-	       "CONNS", "SHARE");
+	printf("\n\n%-16s %-16s %-8s %-9s %10s %12s %9s %12s %8s %8s\n",
+	       "SERVICE", "NODE", "STATE", "HEALTH", "PKTS/S", "BYTES/S",
+	       "FLOWS/S", "PACKETS", "CONNS", "SHARE");
 	for (__u32 s = 0; s < ns; s++) {
 		__u32 i = svcs[s], nn = order(t, nodes, true, i);
 
-		printf("%s%-16s %-16s %-8s %-9s %10.0f %12.0f %12llu %8s %8s%s\n",
+		printf("%s%-16s %-16s %-8s %-9s %10.0f %12.0f %9.0f %12llu %8s "
+		       "%8s%s\n",
 		       color ? BOLD : "", t->lv.old->svc[i].name, "*", "", "",
 		       rate(t->b.svc[i].packets, t->a.svc[i].packets, dt),
 		       rate(t->b.svc[i].bytes, t->a.svc[i].bytes, dt),
+		       rate(t->b.svc[i].new_flows, t->a.svc[i].new_flows, dt),
 		       (unsigned long long)t->b.svc[i].packets, "", "",
 		       color ? RESET : "");
 		for (__u32 k = 0; k < nn; k++) {
 			__u32 id = nodes[k];
 			const struct rm_node *n = &t->lv.old->node[id];
 
-			printf("%-16s %-16s %-8s %-9s %10.0f %12.0f %12llu %8u "
-			       "%7.3f%%\n",
+			printf("%-16s %-16s %-8s %-9s %10.0f %12.0f %9.0f "
+			       "%12llu %8u %7.3f%%\n",
 			       "", n->name, rm_node_state_name(n->state),
 			       top_health(t, id),
 			       rate(t->b.node[id].packets,
 				    t->a.node[id].packets, dt),
 			       rate(t->b.node[id].bytes, t->a.node[id].bytes,
 				    dt),
+			       rate(t->b.node[id].new_flows,
+				    t->a.node[id].new_flows, dt),
 			       (unsigned long long)t->b.node[id].packets,
 			       t->conns.node[id], t->keys[id] / RM_KEYSPACE * 100);
 		}
@@ -278,6 +282,9 @@ static void frame_json(struct top *t)
 			    rate(t->b.svc[i].packets, t->a.svc[i].packets, dt));
 		rm_json_num(&j, "bytes_per_s",
 			    rate(t->b.svc[i].bytes, t->a.svc[i].bytes, dt));
+		rm_json_num(&j, "new_flows_per_s",
+			    rate(t->b.svc[i].new_flows, t->a.svc[i].new_flows,
+				 dt));
 		rm_json_u64(&j, "packets", t->b.svc[i].packets);
 		rm_json_arr_open(&j, "nodes");
 		for (__u32 k = 0; k < nn; k++) {
@@ -296,6 +303,9 @@ static void frame_json(struct top *t)
 			rm_json_num(&j, "bytes_per_s",
 				    rate(t->b.node[id].bytes,
 					 t->a.node[id].bytes, dt));
+			rm_json_num(&j, "new_flows_per_s",
+				    rate(t->b.node[id].new_flows,
+					 t->a.node[id].new_flows, dt));
 			rm_json_u64(&j, "packets", t->b.node[id].packets);
 			rm_json_u64(&j, "conns", t->conns.node[id]);
 			rm_json_num(&j, "share", t->keys[id] / RM_KEYSPACE);
