@@ -468,15 +468,40 @@ static bool same_node(const struct rm_node *a, const struct rm_node *b)
 	       !strncmp(a->name, b->name, RM_NAME_MAX);
 }
 
-int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
-		  const struct rm_snap *new, struct rm_plan *p)
+/* Writes a node record whose slot may change owner. A slot no ring names
+ * taking a new gen (a new owner): the old record made unusable (its state
+ * alone changes), the new one written parked (state FREE), then made
+ * ACTIVE. An update copies the record in place, so a packet reading it
+ * meanwhile could pair a usable state with the old gen and the new MAC,
+ * and send a flow the table remembers for the old node to the new one;
+ * this way every write changes the state alone or happens while every mix
+ * is FREE. */
+static int node_record_write(struct rm_state *st, const struct rm_node *was,
+			     const struct rm_node *n, __u32 i)
 {
-	bool all = p->flags & RM_APPLY_ALL, grace = false, waited = false;
 	int err = 0;
 
-	if (p->flags & RM_APPLY_DRY_RUN)
-		return 0;
-	/* 1: egress ports and records a ring may point at after step 4 */
+	if (n->gen != was->gen && !rm_node_in_ring(was)) {
+		struct rm_node parked = *was;
+
+		parked.state = RM_NODE_FREE;
+		if (was->state != RM_NODE_FREE)
+			err = write_elem(st, RM_M_NODES, i, &parked);
+		parked = *n;
+		parked.state = RM_NODE_FREE;
+		if (!err)
+			err = write_elem(st, RM_M_NODES, i, &parked);
+	}
+	return err ? err : write_elem(st, RM_M_NODES, i, n);
+}
+
+/* Step 1 (rule: a ring never names a record that is not there yet): the
+ * egress ports and the records of every node a new ring may point at. */
+static int records_before_rings(struct rm_state *st, const struct rm_snap *old,
+				const struct rm_snap *new, bool all)
+{
+	int err = 0;
+
 	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++) {
 		const struct rm_node *n = &new->node[i];
 
@@ -490,45 +515,31 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		if (!same_node(n, &old->node[i]) &&
 		    percpu_zero(st, RM_M_NODE_STATS, i,
 				sizeof(struct rm_traffic)))
-			err = rm_state_fail(-errno, "cannot reset rm_node_stats[%u]", i);
-		/* a slot no ring names taking a new gen (a new owner): the
-		 * old record made unusable (its state alone changes), the
-		 * new one written parked (state FREE), then made ACTIVE. An
-		 * update copies the record in place, so a packet reading it
-		 * meanwhile could pair a usable state with the old gen and
-		 * the new MAC, and send a flow the table remembers for the
-		 * old node to the new one; this way every write changes the
-		 * state alone or happens while every mix is FREE */
-		if (!err && n->gen != old->node[i].gen &&
-		    !rm_node_in_ring(&old->node[i])) {
-			struct rm_node parked = old->node[i];
-
-			parked.state = RM_NODE_FREE;
-			if (old->node[i].state != RM_NODE_FREE)
-				err = write_elem(st, RM_M_NODES, i, &parked);
-			parked = *n;
-			parked.state = RM_NODE_FREE;
-			if (!err)
-				err = write_elem(st, RM_M_NODES, i, &parked);
-		}
+			err = rm_state_fail(-errno,
+					    "cannot reset rm_node_stats[%u]", i);
 		if (!err)
-			err = write_elem(st, RM_M_NODES, i, n);
+			err = node_record_write(st, &old->node[i], n, i);
 	}
-	/* slots naming a service whose meta changes turn MANY first, so
-	 * the data plane never takes a meta rm_services does not agree
-	 * with: it looks such keys up until services_sync() names the ids
-	 * again (rm_vip_filter.h) */
-	if (!err) {
-		__u8 ids[RM_MAX_SERVICES];
+	return err;
+}
 
-		for (__u32 i = 0; i < RM_MAX_SERVICES; i++)
-			ids[i] = all || memcmp(&new->svc[i], &old->svc[i],
-					       sizeof(new->svc[i]));
-		err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
-		if (err)
-			err = rm_state_fail(err, "cannot write %s: %s",
-				   RM_MAP_NAME(VIP_SLOTS), strerror(-err));
-	}
+/* Step 1, services (rule: the data plane never takes a meta rm_services
+ * does not agree with): slots naming a service whose meta changes turn
+ * MANY first, so packets look such keys up until services_sync() names
+ * the ids again (rm_vip_filter.h); then the metas of services in use. */
+static int metas_before_keys(struct rm_state *st, const struct rm_snap *old,
+			     const struct rm_snap *new, bool all)
+{
+	__u8 ids[RM_MAX_SERVICES];
+	int err;
+
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++)
+		ids[i] = all || memcmp(&new->svc[i], &old->svc[i],
+				       sizeof(new->svc[i]));
+	err = rm_vip_slots_forget(st->fd[RM_M_VIP_SLOTS], ids);
+	if (err)
+		return rm_state_fail(err, "cannot write %s: %s",
+				     RM_MAP_NAME(VIP_SLOTS), strerror(-err));
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!new->svc[i].in_use ||
 		    (!all &&
@@ -537,39 +548,65 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		if (!old->svc[i].in_use &&
 		    percpu_zero(st, RM_M_SVC_STATS, i,
 				sizeof(struct rm_traffic)))
-			err = rm_state_fail(-errno, "cannot reset rm_svc_stats[%u]", i);
+			err = rm_state_fail(-errno,
+					    "cannot reset rm_svc_stats[%u]", i);
 		if (!err)
 			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
 	}
-	/* 2: seed, after the rings for it are built and just before they
-	 * are swapped in, to keep the mixed window short; still marked as
-	 * a change in progress (rm_state_commit clears that last) */
-	if (!err && (all || memcmp(&old->cfg, &new->cfg, sizeof(new->cfg))))
-		err = cfg_write(st, &new->cfg, true);
-	/* 3: each ring in one update: packets see the old or the new */
+	return err;
+}
+
+/* Step 3 (rule: packets see the old ring or the new, never a mix): each
+ * changed ring in one update. Sets *waited when a map-in-map slot was
+ * written (the kernel then waited for running programs). */
+static int rings_swap(struct rm_state *st, const struct rm_plan *p,
+		      bool *waited)
+{
+	int err = 0;
+
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (p->changed[i]) {
 			err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
-			waited = !err;
+			*waited = *waited || !err;
 		}
-	/* 4: service keys, once their rings are in */
-	if (!err)
-		err = services_sync(st, new);
-	/* 5: rings of deleted services, once no key leads to them */
-	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
-		if (!new->svc[i].in_use && (all || old->svc[i].in_use)) {
-			if (!bpf_map_delete_elem(st->fd[RM_M_RINGS], &i))
-				waited = true;
-			else if (errno != ENOENT)
-				err = rm_state_fail(-errno, "cannot remove ring %u: %s",
-					   i, strerror(errno));
-		}
-	/* 6: records leaving the rings, once no packet can be on its way */
+	return err;
+}
+
+/* Step 5 (rule: a ring goes only once no key leads to it): the rings of
+ * deleted services, after services_sync() removed their keys. */
+static int rings_of_deleted_drop(struct rm_state *st,
+				 const struct rm_snap *old,
+				 const struct rm_snap *new, bool all,
+				 bool *waited)
+{
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		if (new->svc[i].in_use || (!all && !old->svc[i].in_use))
+			continue;
+		if (!bpf_map_delete_elem(st->fd[RM_M_RINGS], &i))
+			*waited = true;
+		else if (errno != ENOENT)
+			return rm_state_fail(-errno,
+					     "cannot remove ring %u: %s", i,
+					     strerror(errno));
+	}
+	return 0;
+}
+
+/* Step 6 (rule: a record leaves only once no packet can be on its way to
+ * it): after a grace period if no ring write already waited, the records
+ * of nodes out of every ring and the metas of deleted services. */
+static int records_after_rings(struct rm_state *st, const struct rm_snap *old,
+			       const struct rm_snap *new, bool all,
+			       bool waited)
+{
+	bool grace = false;
+	int err = 0;
+
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
 		if (rm_node_in_ring(&old->node[i]) &&
 		    !rm_node_in_ring(&new->node[i]))
 			grace = true;
-	if (!err && grace && !waited)
+	if (grace && !waited)
 		rcu_grace();
 	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
 		if (!rm_node_in_ring(&new->node[i]) &&
@@ -581,6 +618,39 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		    (all ||
 		     memcmp(&new->svc[i], &old->svc[i], sizeof(new->svc[i]))))
 			err = write_elem(st, RM_M_SVC_META, i, &new->svc[i]);
+	return err;
+}
+
+/* The steps of a change, in the order their rules need. */
+int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, struct rm_plan *p)
+{
+	bool all = p->flags & RM_APPLY_ALL, waited = false;
+	int err;
+
+	if (p->flags & RM_APPLY_DRY_RUN)
+		return 0;
+	/* 1: records and metas a ring or key may point at after step 4 */
+	err = records_before_rings(st, old, new, all);
+	if (!err)
+		err = metas_before_keys(st, old, new, all);
+	/* 2: seed, after the rings for it are built and just before they
+	 * are swapped in, to keep the mixed window short; still marked as
+	 * a change in progress (rm_state_commit clears that last) */
+	if (!err && (all || memcmp(&old->cfg, &new->cfg, sizeof(new->cfg))))
+		err = cfg_write(st, &new->cfg, true);
+	/* 3: rings */
+	if (!err)
+		err = rings_swap(st, p, &waited);
+	/* 4: service keys, once their rings are in */
+	if (!err)
+		err = services_sync(st, new);
+	/* 5: rings of deleted services, once no key leads to them */
+	if (!err)
+		err = rings_of_deleted_drop(st, old, new, all, &waited);
+	/* 6: records leaving the rings, once no packet can be on its way */
+	if (!err)
+		err = records_after_rings(st, old, new, all, waited);
 	/* 7: egress ports nobody uses any more */
 	if (!err)
 		err = tx_ports_prune(st, old, new, all);
