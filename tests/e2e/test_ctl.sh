@@ -436,6 +436,46 @@ st=$(L status --json)
 check "status after re-attach" test "$(jget "$st" 'd["services"], d["nodes"]')" = "(2, 4)"
 check "detach --purge" L detach rmv0 --purge
 check "pin dir removed" test ! -e "$PIN"
+# ---- a restore near the node limit reuses the slots it frees -----------
+# 4 services x 1,000 nodes (4,000 of the 4,096 slots), then another 4,000:
+# the second fits only in the slots of the nodes it deletes
+near_limit_conf()
+{
+	local pfx=$1 mac=$2 s i
+	echo "seed --set 000102030405060708090a0b0c0d0e0f"
+	for s in 0 1 2 3; do
+		echo "service add s$s --vip 198.18.2.$((s + 1)) --port 80 --proto tcp --vnodes 4"
+		for ((i = 0; i < 1000; i++)); do
+			printf 'node add s%d %s%d --mac 02:%s:%02x:%02x:%02x:01 --dev rmv2\n' \
+				"$s" "$pfx" "$i" "$mac" "$s" $((i >> 8)) $((i & 255))
+		done
+	done
+}
+near_limit_conf a 0a >"$TMP/near-a.conf"
+near_limit_conf b 0b >"$TMP/near-b.conf"
+C2() { "$CTL" --pin-dir "$PIN2" "$@"; }
+check "restore 4,000 nodes" C2 restore "$TMP/near-a.conf"
+check "restore 4,000 other nodes (only in the slots the restore frees)" \
+	C2 restore "$TMP/near-b.conf"
+# a 4,000-node document is over the 128 KiB a single argument may be
+C2 show --json >"$TMP/near-show.json"
+jfile() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1" <"$TMP/near-show.json"; }
+check "after it: 4,000 nodes, all of the new configuration" test \
+	"$(jfile '(sum(1 for s in d["services"] for n in s["nodes"]), all(n["name"].startswith("b") for s in d["services"] for n in s["nodes"]))')" = "(4000, True)"
+check "after it: every live ring matches its records" test \
+	"$(jfile 'all(s["ring_matches"] for s in d["services"])')" = True
+check "after it: a flow's owner is a new node" sh -c \
+	"\"$CTL\" --pin-dir $PIN2 lookup s0 --src 198.18.9.9 --sport 4242 | grep -q 'node b[0-9]'"
+check "and back: restore the first 4,000" C2 restore "$TMP/near-a.conf"
+{
+	cat "$TMP/near-a.conf"
+	for ((i = 0; i < 100; i++)); do
+		printf 'node add s%d extra%d --mac 02:0c:00:00:%02x:01 --dev rmv2\n' $((i % 4)) "$i" "$i"
+	done
+} >"$TMP/near-over.conf"
+check "a restore of more nodes than the limit still refuses, naming it" sh -c \
+	"! \"$CTL\" --pin-dir $PIN2 restore $TMP/near-over.conf 2>$TMP/near-over.err && grep -q 'no free node slot' $TMP/near-over.err"
+check "... and changed nothing" test "$(C2 save | grep -c '^node add s0 a')" = 1000
 check "detach rmv2 (second pin dir)" "$LOAD" --pin-dir "$PIN2" detach rmv2
 check "re-attach without --conn-table takes the pinned table" "$LOAD" --pin-dir "$PIN2" attach rmv2 --mode generic
 check "... of the size it had" test "$(bpftool -j map show pinned "$PIN2/rm_conns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["max_entries"])')" = "$max2"

@@ -495,6 +495,19 @@ static int node_record_write(struct rm_state *st, const struct rm_node *was,
 	return err ? err : write_elem(st, RM_M_NODES, i, n);
 }
 
+/* A slot a live ring names for one node and the new rings for another:
+ * only a change near the node limit reuses such a slot (state_edit.c).
+ * Its record stays parked (state FREE: the data plane drops what reaches
+ * it) from step 1 until no old ring can be read (step 6), so no packet of
+ * the old node reaches the new one, and the new node gets packets a few
+ * milliseconds late. */
+static bool slot_changes_owner_live(const struct rm_node *was,
+				    const struct rm_node *n)
+{
+	return rm_node_in_ring(was) && rm_node_in_ring(n) &&
+	       !same_node(n, was);
+}
+
 /* Step 1 (rule: a ring never names a record that is not there yet): the
  * egress ports and the records of every node a new ring may point at. */
 static int records_before_rings(struct rm_state *st, const struct rm_snap *old,
@@ -517,8 +530,20 @@ static int records_before_rings(struct rm_state *st, const struct rm_snap *old,
 				sizeof(struct rm_traffic)))
 			err = rm_state_fail(-errno,
 					    "cannot reset rm_node_stats[%u]", i);
-		if (!err)
+		if (!err && slot_changes_owner_live(&old->node[i], n)) {
+			struct rm_node parked = old->node[i];
+
+			/* the old record unusable first (its state alone
+			 * changes), then the new one parked */
+			parked.state = RM_NODE_FREE;
+			err = write_elem(st, RM_M_NODES, i, &parked);
+			parked = *n;
+			parked.state = RM_NODE_FREE;
+			if (!err)
+				err = write_elem(st, RM_M_NODES, i, &parked);
+		} else if (!err) {
 			err = node_record_write(st, &old->node[i], n, i);
+		}
 	}
 	return err;
 }
@@ -594,7 +619,8 @@ static int rings_of_deleted_drop(struct rm_state *st,
 
 /* Step 6 (rule: a record leaves only once no packet can be on its way to
  * it): after a grace period if no ring write already waited, the records
- * of nodes out of every ring and the metas of deleted services. */
+ * of nodes out of every ring, of slots that changed owner (parked since
+ * step 1) and the metas of deleted services. */
 static int records_after_rings(struct rm_state *st, const struct rm_snap *old,
 			       const struct rm_snap *new, bool all,
 			       bool waited)
@@ -604,14 +630,16 @@ static int records_after_rings(struct rm_state *st, const struct rm_snap *old,
 
 	for (__u32 i = 0; i < RM_MAX_NODES; i++)
 		if (rm_node_in_ring(&old->node[i]) &&
-		    !rm_node_in_ring(&new->node[i]))
+		    (!rm_node_in_ring(&new->node[i]) ||
+		     slot_changes_owner_live(&old->node[i], &new->node[i])))
 			grace = true;
 	if (grace && !waited)
 		rcu_grace();
 	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
-		if (!rm_node_in_ring(&new->node[i]) &&
-		    (all || memcmp(&new->node[i], &old->node[i],
-				   sizeof(new->node[i]))))
+		if ((!rm_node_in_ring(&new->node[i]) &&
+		     (all || memcmp(&new->node[i], &old->node[i],
+				    sizeof(new->node[i])))) ||
+		    slot_changes_owner_live(&old->node[i], &new->node[i]))
 			err = write_elem(st, RM_M_NODES, i, &new->node[i]);
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (!new->svc[i].in_use &&

@@ -200,6 +200,12 @@ static int node_slot(const struct rm_snap *s, const struct rm_snap *base,
 		if (s->node[i].state == RM_NODE_FREE &&
 		    base->node[i].state == RM_NODE_FREE)
 			slot = i;
+	/* near the limit (a restore replacing thousands of nodes): the slot
+	 * of a node this change deletes. A live ring may still name it, so
+	 * rm_plan_apply() keeps the record parked until no ring does. */
+	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
+		if (s->node[i].state == RM_NODE_FREE)
+			slot = i;
 	if (slot < 0)
 		return rm_state_fail(-ENOSPC,
 			    "no free node slot (limit %d): delete a "
