@@ -36,7 +36,7 @@ static int attach_mode(struct load_opts *o, int ifindex,
 	int err;
 
 	if (!skel)
-		return -errno;
+		return errno ? -errno : -ENOMEM;
 	/* rm_conns as pinned: rm_state_create_sized() made or checked it */
 	err = rm_obj_pin_maps(skel->obj, o->pin_dir);
 	if (err)

@@ -155,7 +155,7 @@ static int attach_root(struct load_opts *o, int ifindex,
 	char path[CHAIN_PATH_MAX];
 
 	if (!skel)
-		return -errno;
+		return errno ? -errno : -ENOMEM;
 	/* the chain open_chain() pinned */
 	chain_path(path, o, RM_CHAIN_MAP);
 	err = bpf_map__set_pin_path(skel->maps.rm_chain, path);
@@ -191,7 +191,7 @@ static int load_director(struct load_opts *o, int chain_fd, __u32 slot,
 
 	*out = NULL;
 	if (!skel)
-		return -errno;
+		return errno ? -errno : -ENOMEM; /* never 0 with no skeleton */
 	skel->rodata->rm_chain_slot = slot;
 	err = rm_obj_pin_maps(skel->obj, o->pin_dir);
 	if (!err)
@@ -242,6 +242,8 @@ int chain_attach_director(struct load_opts *o, int ifindex,
 	if (err)
 		goto out;
 	err = load_director(o, c.map_fd, slot, &skel);
+	if (!err && !skel)
+		err = -ENOMEM; /* load_director() sets it on success */
 	if (err) {
 		load_error(RM_EXIT_RUNTIME, "cannot load %s: %s (-v shows why)",
 			   RM_PROG_NAME, strerror(-err));
