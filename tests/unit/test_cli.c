@@ -804,17 +804,18 @@ static void test_diff_text(void **state)
 
 /* ---- usage errors ----------------------------------------------------- */
 /* Exit 2, nothing on stdout, one line on stderr that holds needle. */
-static void expect_usage_v(const char *what, const char *needle, va_list ap)
+static void expect_usage_v(const char *bin, const char *what,
+			   const char *needle, va_list ap)
 {
 	char *argv[32];
 	int argc = 0;
 	struct run r;
 
-	argv[argc++] = ringctl;
+	argv[argc++] = (char *)bin;
 	while ((argv[argc] = va_arg(ap, char *)))
 		assert_true(++argc < 31);
 	if (run_prog(&r, argv, NULL))
-		fail_msg("cannot run %s", ringctl);
+		fail_msg("cannot run %s", bin);
 	if (r.status != 2 || r.out_len ||
 	    count_char(r.err, r.err_len, '\n') != 1 ||
 	    r.err[r.err_len - 1] != '\n' || !strstr(r.err, needle))
@@ -829,7 +830,7 @@ static void expect_usage_error(const char *what, ...)
 	va_list ap;
 
 	va_start(ap, what);
-	expect_usage_v(what, "", ap);
+	expect_usage_v(ringctl, what, "", ap);
 	va_end(ap);
 }
 
@@ -913,7 +914,7 @@ static void expect_names(const char *needle, ...)
 	va_list ap;
 
 	va_start(ap, needle);
-	expect_usage_v(needle, needle, ap);
+	expect_usage_v(ringctl, needle, needle, ap);
 	va_end(ap);
 }
 
@@ -1021,6 +1022,103 @@ static void test_command_help(void **state)
 	assert_true(n_opts >= 40);
 }
 
+/* ---- the daemons: the same tables, one command without words ---------- */
+
+/* BUILD/NAME, beside ringctl */
+static void daemon_path(const char *name, char *out, size_t len)
+{
+	char *copy = strdup(ringctl);
+
+	assert_non_null(copy);
+	snprintf(out, len, "%s/%s", dirname(copy), name);
+	free(copy);
+	if (access(out, X_OK))
+		fail_msg("no %s at %s: run make", name, out);
+}
+
+/* exit 2, nothing on stdout, one line on stderr holding needle */
+static void expect_daemon_usage(const char *name, const char *needle, ...)
+{
+	char bin[4096];
+	va_list ap;
+
+	daemon_path(name, bin, sizeof(bin));
+	va_start(ap, needle);
+	expect_usage_v(bin, needle, needle, ap);
+	va_end(ap);
+}
+
+/* --help: the table's help on stdout, exit 0, every option of the table
+ * (NAME __options, which fails on an inconsistent table) listed */
+static void expect_daemon_help(const char *name, int min_opts)
+{
+	char bin[4096], usage[64], *line, *save = NULL;
+	char *argv[3] = {bin, NULL, NULL};
+	struct run dump, h;
+	int n_opts = 0;
+
+	daemon_path(name, bin, sizeof(bin));
+	argv[1] = "--help";
+	assert_int_equal(run_prog(&h, argv, NULL), 0);
+	snprintf(usage, sizeof(usage), "usage: %s --", name);
+	if (h.status || h.err_len || strncmp(h.out, usage, strlen(usage)))
+		fail_msg("%s --help: exit %d, out %s, err %s", name, h.status,
+			 h.out, h.err);
+	argv[1] = "__options";
+	assert_int_equal(run_prog(&dump, argv, NULL), 0);
+	if (dump.status)
+		fail_msg("%s __options: exit %d: %s", name, dump.status,
+			 dump.err);
+	for (line = strtok_r(dump.out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[3] = {0};
+		int k = 0;
+
+		/* fields may be empty (the command has no words) */
+		for (char *t = line; t && k < 3; k++) {
+			f[k] = t;
+			t = strchr(t, '\t');
+			if (t)
+				*t++ = '\0';
+		}
+		assert_true(k == 3);
+		if (strcmp(f[0], "O"))
+			continue;
+		if (!strstr(h.out, f[2]))
+			fail_msg("%s --help does not list %s:\n%s", name, f[2],
+				 h.out);
+		n_opts++;
+	}
+	assert_true(n_opts >= min_opts);
+	run_free(&h);
+	run_free(&dump);
+}
+
+static void test_ringexport_cli(void **state)
+{
+	(void)state;
+	expect_daemon_help("ringexport", 4);
+	expect_daemon_usage("ringexport", "--bogus", "--listen", ":9842",
+			    "--bogus", NULL);
+	expect_daemon_usage("ringexport", "-x", "-x", NULL);
+	expect_daemon_usage("ringexport", "--listen", NULL);
+	expect_daemon_usage("ringexport", "--listen", "--pin-dir", "/tmp",
+			    NULL);
+	expect_daemon_usage("ringexport", "--listen needs a value", "--listen",
+			    NULL);
+	expect_daemon_usage("ringexport", "--verbose takes no value",
+			    "--listen", ":1", "--verbose=1", NULL);
+	expect_daemon_usage("ringexport", "'extra'", "--listen", ":1", "extra",
+			    NULL);
+	/* every option taken, in both forms: parsing gets as far as checking
+	 * the address (and fails there, before listening) */
+	expect_daemon_usage("ringexport", "--listen 'no-port'", "--listen",
+			    "no-port", "--pin-dir", "/sys/fs/bpf/x", "-v",
+			    NULL);
+	expect_daemon_usage("ringexport", "--listen '1.2.3:80'",
+			    "--pin-dir=/sys/fs/bpf/x", "--verbose",
+			    "--listen=1.2.3:80", NULL);
+}
 
 /* restore reads its lines with the command-line tables: a line is checked
  * (type, range, which command takes which option) before any state is
@@ -1139,6 +1237,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_option_forms),
 	    cmocka_unit_test(test_command_help),
 	    cmocka_unit_test(test_restore_lines),
+	    cmocka_unit_test(test_ringexport_cli),
 	};
 
 	(void)argc;

@@ -222,7 +222,7 @@ static bool word_eq(const char *words, size_t idx, const char *w)
 
 static size_t n_words(const char *words)
 {
-	size_t n = 1;
+	size_t n = !!*words; /* "": a program without command words */
 
 	for (; *words; words++)
 		n += *words == ' ';
@@ -312,6 +312,25 @@ static void saved_list(const struct cli_prog *p, char *out, size_t len)
 	}
 }
 
+/* A daemon: one command, no command words (cli.h). */
+static bool wordless(const struct cli_prog *p)
+{
+	return p->n_cmds == 1 && !*cli_cmd_at(p, 0)->words;
+}
+
+/* What a user types to run c ("ringctl node add", "ringexport"), and the
+ * prefix of c's messages ("node add: ", or nothing). */
+static void cmd_line(const struct cli_prog *p, const struct cli_cmd *c,
+		     char *out, size_t len)
+{
+	snprintf(out, len, "%s%s%s", p->name, *c->words ? " " : "", c->words);
+}
+
+static const char *cmd_sep(const struct cli_cmd *c)
+{
+	return *c->words ? ": " : "";
+}
+
 /* Split argv into option tokens and positional words (pos). */
 static int scan(const struct cli_prog *p, int argc, char **argv,
 		struct tok *toks, int *nt, char **pos, int *np, char *err,
@@ -395,8 +414,9 @@ static int parse_cmd(const struct cli_prog *p, const struct cli_cmd *c,
 		     unsigned int mode, void *base, struct tok *toks, int nt,
 		     struct cli_result *res)
 {
-	char name[48], why[256];
+	char name[48], why[256], line[96];
 
+	cmd_line(p, c, line, sizeof(line));
 	for (int i = 0; i < nt; i++) {
 		const struct tok *t = &toks[i];
 		const struct cli_opt *o;
@@ -404,28 +424,28 @@ static int parse_cmd(const struct cli_prog *p, const struct cli_cmd *c,
 		tok_name(t, name, sizeof(name));
 		if (!t->any)
 			return usage_err(res,
-					 "%s: unknown option '%s' (%s %s --help "
+					 "%s%sunknown option '%s' (%s --help "
 					 "lists its options)",
-					 c->words, name, p->name, c->words);
+					 c->words, cmd_sep(c), name, line);
 		o = find_for(p, c, t->any->name, strlen(t->any->name), 0);
 		if (!o)
 			return usage_err(res,
-					 "%s: %s does not apply to %s (%s %s "
+					 "%s: %s does not apply to %s (%s "
 					 "--help lists its options)",
-					 c->words, name, c->words, p->name,
-					 c->words);
+					 c->words, name, c->words, line);
 		if ((mode & CLI_PARSE_SAVED) && (o->flags & CLI_NOT_SAVED))
 			return usage_err(res,
 					 "%s: --%s does not belong in a saved "
 					 "file",
 					 c->words, o->name);
 		if (set_value(o, base, t->val, why, sizeof(why)))
-			return usage_err(res, "%s: %s", c->words, why);
+			return usage_err(res, "%s%s%s", c->words, cmd_sep(c),
+					 why);
 	}
 	for (const struct cli_opt *o = c->opts; o && o->name; o++)
 		if ((o->flags & CLI_REQUIRED) && !given(o, base))
-			return usage_err(res, "%s: --%s %s is required (%s)",
-					 c->words, o->name,
+			return usage_err(res, "%s%s--%s %s is required (%s)",
+					 c->words, cmd_sep(c), o->name,
 					 o->arg ? o->arg : "", o->help);
 	return 0;
 }
@@ -463,7 +483,7 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
 		argv[1 + i] = pos[i];
 	res->argv = argv + 1;
 	res->argc = np;
-	if (!np) {
+	if (!np && !wordless(p)) {
 		for (int i = 0; !ret && i < nt; i++) {
 			if (toks[i].any)
 				continue;
@@ -476,7 +496,7 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
 			snprintf(res->err, sizeof(res->err), "%s", scan_err);
 		goto out;
 	}
-	k = find_cmd(p, argv + 1, np);
+	k = wordless(p) ? 0 : find_cmd(p, argv + 1, np);
 	if (k < 0) {
 		if (is_group(p, argv[1]) && np == 1)
 			ret = usage_err(res,
@@ -510,8 +530,8 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
 		goto out;
 	}
 	if (ret) {
-		snprintf(res->err, sizeof(res->err), "%s: %s", c->words,
-			 scan_err);
+		snprintf(res->err, sizeof(res->err), "%s%s%s", c->words,
+			 cmd_sep(c), scan_err);
 		goto out;
 	}
 	apply_defaults(p->global, base);
@@ -562,10 +582,11 @@ static void synopsis(FILE *f, const struct cli_prog *p, const struct cli_cmd *c,
 		     int col)
 {
 	struct wrap w = {f, col, col + 4};
-	char arg[160], item[200];
+	char arg[160], item[200], line[96];
 
-	fprintf(f, "%s %s", p->name, c->words);
-	w.col += (int)(strlen(p->name) + 1 + strlen(c->words));
+	cmd_line(p, c, line, sizeof(line));
+	fputs(line, f);
+	w.col += (int)strlen(line);
 	w.indent = col + 4;
 	if (c->args)
 		wrap_put(&w, c->args);
@@ -775,7 +796,9 @@ int cli_internal(const struct cli_prog *p, int argc, char **argv)
 	}
 	if (!strcmp(what, "values") && nw > 0)
 		nw--; /* the last word is the option */
-	if (nw > 0)
+	if (wordless(p))
+		k = 0; /* every word is the command's */
+	else if (nw > 0)
 		k = find_cmd(p, argv + 3, nw);
 	if (k >= 0)
 		c = cli_cmd_at(p, k);
@@ -795,7 +818,7 @@ int cli_internal(const struct cli_prog *p, int argc, char **argv)
 
 				dup = strcspn(v, " ") == len && !strncmp(v, w, len);
 			}
-			if (!dup)
+			if (!dup && len)
 				printf("%.*s\n", (int)len, w);
 		}
 		return RM_EXIT_OK;

@@ -99,6 +99,11 @@ struct cli_cmd {
 	unsigned int flags;
 };
 
+/*
+ * A daemon is a program of one command whose words are "": every
+ * positional word is its argument, `PROG --help` is cli_help() of that
+ * command, and messages name no command (res->cmd is always 0).
+ */
 struct cli_prog {
 	const char *name;	    /* "ringctl" */
 	const struct cli_opt *global; /* every command takes these */

@@ -5,23 +5,60 @@
  * HTTP; every scrape reads the pinned state afresh, so the exporter holds
  * nothing and can be restarted at any time.
  *
- * Usage: ringexport --listen ADDR:PORT [--pin-dir DIR] [-v]
- * Logs one line per event on stderr (start, stop, a failed scrape); exits
+ * Usage: ringexport --listen ADDR:PORT [--pin-dir DIR] [-v] (the table
+ * below, user/lib/cli.h). Logs one line per event on stderr (start, stop, a failed scrape); exits
  * 0 on SIGTERM/SIGINT, 1 when it cannot listen, 2 on usage errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <microhttpd.h>
+#include "cli.h"
 #include "metrics.h"
 #include "state.h"
 #include "util.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct export_opts {
+	const char *listen, *pin_dir;
+	bool verbose, help;
+};
+
+#define F(fld) offsetof(struct export_opts, fld)
+static const struct cli_opt export_opts[] = {
+    {.name = "listen", .type = CLI_STRING, .off = F(listen), .max = 63 + 6,
+     .arg = "ADDR:PORT", .flags = CLI_REQUIRED,
+     .help = "where to serve: IPv4:PORT, [IPv6]:PORT, or :PORT for all "
+	     "addresses"},
+    {.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),
+     .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",
+     .def = RM_DEFAULT_PIN_DIR,
+     .help = "the director's pinned state to read at every scrape"},
+    {0}};
+
+static const struct cli_opt common_opts[] = {
+    {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
+     .help = "accepted for symmetry with the other tools (nothing more to "
+	     "say yet)"},
+    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
+     .help = "what the program does and its options"},
+    {0}};
+
+static const struct cli_cmd export_cmd[] = {
+    {"", NULL,
+     "serve GET /metrics (Prometheus text format) for the director's "
+     "pinned state; runs until SIGTERM",
+     export_opts, 0}};
+
+static const struct cli_prog export_prog = {
+    .name = "ringexport",
+    .global = common_opts,
+    .cmds = CLI_CMDS(export_cmd),
+};
 
 static const char *pin_dir = RM_DEFAULT_PIN_DIR;
 static volatile sig_atomic_t stop;
@@ -135,49 +172,38 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss)
 	return inet_pton(AF_INET, host, &a4->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: ringexport --listen ADDR:PORT [--pin-dir DIR] "
-		   "[-v]\n"
-		   "  serves GET /metrics (Prometheus text format) for the "
-		   "state at DIR\n"
-		   "  (default %s); ADDR: IPv4, [IPv6], or empty for all\n",
-		   RM_DEFAULT_PIN_DIR);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
-	    {"pin-dir", required_argument, NULL, 'p'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	struct export_opts o = {0};
 	struct sockaddr_storage ss;
-	const char *listen = NULL;
+	struct cli_result res;
+	const char *listen;
 	struct MHD_Daemon *d;
 	struct sigaction sa;
 	unsigned int flags;
 	sigset_t set, old;
-	int c;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': listen = optarg; break;
-		case 'p': pin_dir = optarg; break;
-		case 'v': break; /* nothing chatty to enable yet */
-		case 'h': usage(stdout); return RM_EXIT_OK;
-		default: usage(stderr); return RM_EXIT_USAGE;
-		}
+	if (cli_is_internal(argc, argv))
+		return cli_internal(&export_prog, argc, argv);
+	ret = cli_parse(&export_prog, argc, argv, 0, &o, &res);
+	if (res.help) {
+		cli_help(stdout, &export_prog, export_cmd);
+		return RM_EXIT_OK;
 	}
-	if (optind < argc || !listen) {
-		fprintf(stderr, "ringexport: %s\n",
-			optind < argc ? "unexpected argument"
-				      : "--listen ADDR:PORT is required");
-		usage(stderr);
+	if (ret) {
+		fprintf(stderr, "ringexport: %s\n", res.err);
+		return ret;
+	}
+	if (res.argc) {
+		fprintf(stderr,
+			"ringexport: unexpected argument '%s' (ringexport "
+			"takes options only: ringexport --help)\n",
+			res.argv[0]);
 		return RM_EXIT_USAGE;
 	}
+	listen = o.listen;
+	pin_dir = o.pin_dir;
 	if (parse_listen(listen, &ss)) {
 		fprintf(stderr,
 			"ringexport: --listen '%s': expected ADDR:PORT, "
