@@ -807,13 +807,13 @@ static void test_diff_text(void **state)
 static void expect_usage_v(const char *bin, const char *what,
 			   const char *needle, va_list ap)
 {
-	char *argv[32];
+	char *argv[48];
 	int argc = 0;
 	struct run r;
 
 	argv[argc++] = (char *)bin;
 	while ((argv[argc] = va_arg(ap, char *)))
-		assert_true(++argc < 31);
+		assert_true(++argc < 47);
 	if (run_prog(&r, argv, NULL))
 		fail_msg("cannot run %s", bin);
 	if (r.status != 2 || r.out_len ||
@@ -1120,6 +1120,43 @@ static void test_ringexport_cli(void **state)
 			    "--listen=1.2.3:80", NULL);
 }
 
+static void test_ringsync_cli(void **state)
+{
+	(void)state;
+	expect_daemon_help("ringsync", 18);
+	expect_daemon_usage("ringsync", "--etcd", NULL);
+	expect_daemon_usage("ringsync", "--key", "--etcd", "http://[::1]:2379",
+			    NULL);
+	expect_daemon_usage("ringsync", "--bogus", "--etcd", "http://x",
+			    "--key", "k", "--bogus", NULL);
+	expect_daemon_usage("ringsync", "-v", "--etcd", "http://x", "--key",
+			    "k", "-v", NULL);
+	expect_daemon_usage("ringsync", "--interval-ms '5'", "--etcd",
+			    "http://x", "--key", "k", "--interval-ms", "5", NULL);
+	expect_daemon_usage("ringsync", "--fresh-s 'x'", "--etcd", "http://x",
+			    "--key", "k", "--fresh-s", "x", NULL);
+	expect_daemon_usage("ringsync", "'extra'", "--etcd", "http://x",
+			    "--key", "k", "extra", NULL);
+	/* every option taken: parsing gets as far as the checks of pairs and
+	 * the password file, before anything is read or run */
+	expect_daemon_usage("ringsync", "--cert and --tls-key go together",
+			    "--etcd", "https://x:2379", "--key", "k",
+			    "--pin-dir", "/sys/fs/bpf/x", "--cacert", "/ca",
+			    "--cert", "/c", "--user", "u", "--password-file",
+			    "/nonexistent", "--bird-socket", "/s",
+			    "--bird-protocol", "p", "--fresh-s", "0",
+			    "--interval-ms", "10", "--backoff-max-ms", "20",
+			    "--timeout-ms", "30", "--ringctl", "/x/ringctl",
+			    "--ringload", "/x/ringload", "--birdc", "/x/birdc",
+			    NULL);
+	expect_daemon_usage("ringsync", "--user and --password-file go together",
+			    "--etcd=http://x", "--key=k", "--cert=/c",
+			    "--tls-key=/k", "--user=u", NULL);
+	expect_daemon_usage("ringsync", "cannot read --password-file",
+			    "--etcd", "http://x", "--key", "k", "--user", "u",
+			    "--password-file", "/nonexistent/pw", NULL);
+}
+
 /* restore reads its lines with the command-line tables: a line is checked
  * (type, range, which command takes which option) before any state is
  * opened, so these fail with exit 2 and the line number even where no
@@ -1238,6 +1275,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_command_help),
 	    cmocka_unit_test(test_restore_lines),
 	    cmocka_unit_test(test_ringexport_cli),
+	    cmocka_unit_test(test_ringsync_cli),
 	};
 
 	(void)argc;

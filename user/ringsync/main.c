@@ -18,7 +18,6 @@
  * the latest revision. SIGTERM/SIGINT: withdraw (with BIRD), exit 0.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "apply.h"
+#include "cli.h"
 #include "ringsync.h"
 #include "util.h"
 
@@ -245,22 +245,84 @@ static int run(struct sync_opts *o)
 	return 0;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ringsync --etcd URL --key KEY [--pin-dir DIR]\n"
-		"         [--cacert FILE] [--cert FILE] [--tls-key FILE]\n"
-		"         [--user NAME --password-file FILE]\n"
-		"         [--bird-socket SOCK --bird-protocol NAME] "
-		"[--fresh-s S]\n"
-		"         [--interval-ms 1000] [--backoff-max-ms 5000] "
-		"[--timeout-ms 2000]\n"
-		"         [--ringctl PATH] [--ringload PATH] [--birdc PATH]\n"
-		"Applies every new revision of KEY with `ringctl apply`; "
-		"announces the VIP\n"
-		"through BIRD (birdc enable/disable NAME) only while this "
-		"director can forward.\n");
-}
+/* The command line, as given (main() turns it into struct sync_opts). */
+struct sync_cli {
+	const char *etcd, *key, *pin_dir, *cacert, *cert, *tls_key, *user,
+	    *password_file, *bird_socket, *bird_protocol, *ringctl, *ringload,
+	    *birdc;
+	struct cli_u32 fresh_s, interval_ms, backoff_max_ms, timeout_ms;
+	bool help;
+};
+
+#define F(fld) offsetof(struct sync_cli, fld)
+#define MS_OPT(fld, nm, dflt, what)                                          \
+	{.name = nm, .type = CLI_UINT, .off = F(fld), .min = 10,              \
+	 .max = 3600000, .arg = "MS", .def = dflt, .help = what}
+#define PATH_OPT(fld, nm, what)                                              \
+	{.name = nm, .type = CLI_STRING, .off = F(fld), .arg = "FILE",        \
+	 .help = what}
+static const struct cli_opt sync_opts_table[] = {
+    {.name = "etcd", .type = CLI_STRING, .off = F(etcd), .arg = "URL",
+     .flags = CLI_REQUIRED,
+     .help = "etcd's client URL, http(s)://HOST:PORT"},
+    {.name = "key", .type = CLI_STRING, .off = F(key), .arg = "KEY",
+     .flags = CLI_REQUIRED,
+     .help = "the etcd key holding this director's configuration document"},
+    {.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),
+     .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",
+     .def = RM_DEFAULT_PIN_DIR, .help = "the director's pinned state"},
+    PATH_OPT(cacert, "cacert", "TLS: the CA bundle etcd's certificate is "
+			       "verified with"),
+    PATH_OPT(cert, "cert", "TLS: a client certificate (with --tls-key)"),
+    PATH_OPT(tls_key, "tls-key", "TLS: the client certificate's key"),
+    {.name = "user", .type = CLI_STRING, .off = F(user), .arg = "NAME",
+     .help = "etcd authentication: the user (with --password-file)"},
+    PATH_OPT(password_file, "password-file",
+	     "etcd authentication: a file whose first line is the password"),
+    {.name = "bird-socket", .type = CLI_STRING, .off = F(bird_socket),
+     .arg = "SOCK",
+     .help = "announce the VIP through this BIRD only while this director "
+	     "can forward"},
+    {.name = "bird-protocol", .type = CLI_STRING, .off = F(bird_protocol),
+     .arg = "NAME", .def = "vip",
+     .help = "BIRD's static protocol holding the VIP (birdc enable/disable "
+	     "NAME)"},
+    {.name = "fresh-s", .type = CLI_UINT, .off = F(fresh_s), .min = 0,
+     .max = 3600000, .arg = "S", .def = "0",
+     .help = "withdraw the VIP when the applied revision was not confirmed "
+	     "current for S seconds (0: never for an etcd outage)"},
+    MS_OPT(interval_ms, "interval-ms", "1000",
+	   "the longest wait between two reads of KEY"),
+    MS_OPT(backoff_max_ms, "backoff-max-ms", "5000",
+	   "the longest wait between two retries while etcd is unreachable"),
+    MS_OPT(timeout_ms, "timeout-ms", "2000",
+	   "one request to etcd, connecting included"),
+    PATH_OPT(ringctl, "ringctl",
+	     "the ringctl to apply with (default: the one beside ringsync, "
+	     "else from PATH)"),
+    PATH_OPT(ringload, "ringload",
+	     "the ringload to check the director with (default: the one "
+	     "beside ringsync, else from PATH)"),
+    {.name = "birdc", .type = CLI_STRING, .off = F(birdc), .arg = "FILE",
+     .def = "birdc", .help = "BIRD's client"},
+    {0}};
+
+static const struct cli_opt common_opts[] = {
+    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
+     .help = "what the program does and its options"},
+    {0}};
+
+static const struct cli_cmd sync_cmd[] = {
+    {"", NULL,
+     "apply every new revision of KEY with `ringctl apply`; announce the "
+     "VIP through BIRD only while this director can forward",
+     sync_opts_table, 0}};
+
+static const struct cli_prog sync_prog = {
+    .name = "ringsync",
+    .global = common_opts,
+    .cmds = CLI_CMDS(sync_cmd),
+};
 
 /* ringctl and ringload beside our own binary, else from PATH. */
 static const char *sibling(const char *name, char *buf, size_t len)
@@ -299,88 +361,49 @@ static char *read_secret(const char *path)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"etcd", required_argument, NULL, 'e'},
-	    {"key", required_argument, NULL, 'k'},
-	    {"pin-dir", required_argument, NULL, 'd'},
-	    {"cacert", required_argument, NULL, 'C'},
-	    {"cert", required_argument, NULL, 'c'},
-	    {"tls-key", required_argument, NULL, 'K'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"password-file", required_argument, NULL, 'p'},
-	    {"bird-socket", required_argument, NULL, 's'},
-	    {"bird-protocol", required_argument, NULL, 'P'},
-	    {"fresh-s", required_argument, NULL, 'f'},
-	    {"interval-ms", required_argument, NULL, 'i'},
-	    {"backoff-max-ms", required_argument, NULL, 'b'},
-	    {"timeout-ms", required_argument, NULL, 't'},
-	    {"ringctl", required_argument, NULL, 'R'},
-	    {"ringload", required_argument, NULL, 'L'},
-	    {"birdc", required_argument, NULL, 'B'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	static char ctl[PATH_MAX], load[PATH_MAX];
-	struct sync_opts o = {.pin_dir = RM_DEFAULT_PIN_DIR,
-			      .birdc = "birdc",
-			      .bird_protocol = "vip",
-			      .interval_ms = 1000,
-			      .backoff_max_ms = 5000,
-			      .etcd.timeout_ms = 2000};
 	struct sigaction sa = {.sa_handler = on_signal};
-	__u32 v;
-	int c;
+	struct sync_opts o = {0};
+	struct sync_cli c = {0};
+	struct cli_result res;
+	int ret;
 
-	o.ringctl = sibling("ringctl", ctl, sizeof(ctl));
-	o.ringload = sibling("ringload", load, sizeof(load));
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		const char *name = c == 'f' ? "fresh-s" : c == 'i' ? "interval-ms"
-				   : c == 'b' ? "backoff-max-ms" : "timeout-ms";
-
-		switch (c) {
-		case 'e': o.etcd.url = optarg; break;
-		case 'k': o.key = optarg; break;
-		case 'd': o.pin_dir = optarg; break;
-		case 'C': o.etcd.cacert = optarg; break;
-		case 'c': o.etcd.cert = optarg; break;
-		case 'K': o.etcd.key = optarg; break;
-		case 'u': o.etcd.user = optarg; break;
-		case 'p': o.etcd.password = read_secret(optarg); break;
-		case 's': o.bird_socket = optarg; break;
-		case 'P': o.bird_protocol = optarg; break;
-		case 'R': o.ringctl = optarg; break;
-		case 'L': o.ringload = optarg; break;
-		case 'B': o.birdc = optarg; break;
-		case 'f':
-		case 'i':
-		case 'b':
-		case 't':
-			if (rm_parse_u32(optarg, c == 'f' ? 0 : 10, 3600000,
-					 &v)) {
-				fprintf(stderr, "ringsync: --%s '%s': expected "
-						"a number\n",
-					name, optarg);
-				return RM_EXIT_USAGE;
-			}
-			if (c == 'f')
-				o.fresh_s = v;
-			else if (c == 'i')
-				o.interval_ms = v;
-			else if (c == 'b')
-				o.backoff_max_ms = v;
-			else
-				o.etcd.timeout_ms = v;
-			break;
-		case 'h': usage(stdout); return RM_EXIT_OK;
-		default: usage(stderr); return RM_EXIT_USAGE;
-		}
+	if (cli_is_internal(argc, argv))
+		return cli_internal(&sync_prog, argc, argv);
+	ret = cli_parse(&sync_prog, argc, argv, 0, &c, &res);
+	if (res.help) {
+		cli_help(stdout, &sync_prog, sync_cmd);
+		return RM_EXIT_OK;
 	}
-	if (optind != argc || !o.etcd.url || !o.key) {
-		fprintf(stderr, "ringsync: --etcd URL and --key KEY are "
-				"required (ringsync --help)\n");
+	if (ret) {
+		fprintf(stderr, "ringsync: %s\n", res.err);
+		return ret;
+	}
+	if (res.argc) {
+		fprintf(stderr,
+			"ringsync: unexpected argument '%s' (ringsync takes "
+			"options only: ringsync --help)\n",
+			res.argv[0]);
 		return RM_EXIT_USAGE;
 	}
-	if (!o.etcd.cert != !o.etcd.key || !o.etcd.user != !o.etcd.password) {
+	o.etcd = (struct rm_etcd_opts){.url = c.etcd,
+				       .cacert = c.cacert,
+				       .cert = c.cert,
+				       .key = c.tls_key,
+				       .user = c.user,
+				       .timeout_ms = c.timeout_ms.val};
+	o.key = c.key;
+	o.pin_dir = c.pin_dir;
+	o.bird_socket = c.bird_socket;
+	o.bird_protocol = c.bird_protocol;
+	o.birdc = c.birdc;
+	o.fresh_s = c.fresh_s.val;
+	o.interval_ms = c.interval_ms.val;
+	o.backoff_max_ms = c.backoff_max_ms.val;
+	o.ringctl = c.ringctl ? c.ringctl : sibling("ringctl", ctl, sizeof(ctl));
+	o.ringload =
+	    c.ringload ? c.ringload : sibling("ringload", load, sizeof(load));
+	if (!o.etcd.cert != !o.etcd.key || !o.etcd.user != !c.password_file) {
 		fprintf(stderr, "ringsync: %s\n",
 			!o.etcd.cert != !o.etcd.key
 			    ? "--cert and --tls-key go together (a client "
@@ -388,6 +411,8 @@ int main(int argc, char **argv)
 			    : "--user and --password-file go together");
 		return RM_EXIT_USAGE;
 	}
+	if (c.password_file)
+		o.etcd.password = read_secret(c.password_file);
 	if (rm_etcd_global_init()) {
 		fprintf(stderr, "ringsync: libcurl initialisation failed\n");
 		return RM_EXIT_RUNTIME;
