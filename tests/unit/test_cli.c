@@ -1060,7 +1060,7 @@ static void expect_daemon_help(const char *name, int min_opts)
 	daemon_path(name, bin, sizeof(bin));
 	argv[1] = "--help";
 	assert_int_equal(run_prog(&h, argv, NULL), 0);
-	snprintf(usage, sizeof(usage), "usage: %s --", name);
+	snprintf(usage, sizeof(usage), "usage: %s ", name);
 	if (h.status || h.err_len || strncmp(h.out, usage, strlen(usage)))
 		fail_msg("%s --help: exit %d, out %s, err %s", name, h.status,
 			 h.out, h.err);
@@ -1132,7 +1132,8 @@ static void test_ringsync_cli(void **state)
 	expect_daemon_usage("ringsync", "-v", "--etcd", "http://x", "--key",
 			    "k", "-v", NULL);
 	expect_daemon_usage("ringsync", "--interval-ms '5'", "--etcd",
-			    "http://x", "--key", "k", "--interval-ms", "5", NULL);
+			    "http://x", "--key", "k", "--interval-ms", "5",
+			    NULL);
 	expect_daemon_usage("ringsync", "--fresh-s 'x'", "--etcd", "http://x",
 			    "--key", "k", "--fresh-s", "x", NULL);
 	expect_daemon_usage("ringsync", "'extra'", "--etcd", "http://x",
@@ -1149,12 +1150,47 @@ static void test_ringsync_cli(void **state)
 			    "--timeout-ms", "30", "--ringctl", "/x/ringctl",
 			    "--ringload", "/x/ringload", "--birdc", "/x/birdc",
 			    NULL);
-	expect_daemon_usage("ringsync", "--user and --password-file go together",
+	expect_daemon_usage("ringsync",
+			    "--user and --password-file go together",
 			    "--etcd=http://x", "--key=k", "--cert=/c",
 			    "--tls-key=/k", "--user=u", NULL);
 	expect_daemon_usage("ringsync", "cannot read --password-file",
 			    "--etcd", "http://x", "--key", "k", "--user", "u",
 			    "--password-file", "/nonexistent/pw", NULL);
+}
+
+static void test_ringhealth_cli(void **state)
+{
+	char bin[4096];
+	char *argv[8] = {bin, "--pin-dir", "/sys/fs/bpf/rm-test-cli-none", "-v",
+			 NULL};
+	struct run r;
+
+	(void)state;
+	expect_daemon_help("ringhealth", 3);
+	expect_daemon_usage("ringhealth", "--bogus", "--bogus", NULL);
+	expect_daemon_usage("ringhealth", "-x", "-v", "-x", NULL);
+	expect_daemon_usage("ringhealth", "--pin-dir needs a value",
+			    "--pin-dir", NULL);
+	expect_daemon_usage("ringhealth", "'extra'", "-v", "extra", NULL);
+	/* every option taken, in both forms: it gets as far as opening the
+	 * state, and fails there (runtime, exit 1) naming the directory */
+	daemon_path("ringhealth", bin, sizeof(bin));
+	for (int form = 0; form < 2; form++) {
+		if (form) {
+			argv[1] = "--pin-dir=/sys/fs/bpf/rm-test-cli-none";
+			argv[2] = "--verbose";
+			argv[3] = NULL;
+		}
+		assert_int_equal(run_prog(&r, argv, NULL), 0);
+		if (r.status != 1 || r.out_len ||
+		    count_char(r.err, r.err_len, '\n') != 1 ||
+		    !strstr(r.err, "/sys/fs/bpf/rm-test-cli-none"))
+			fail_msg("ringhealth --pin-dir (none there): exit %d, "
+				 "out %s, err %s",
+				 r.status, r.out, r.err);
+		run_free(&r);
+	}
 }
 
 /* restore reads its lines with the command-line tables: a line is checked
@@ -1276,6 +1312,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_restore_lines),
 	    cmocka_unit_test(test_ringexport_cli),
 	    cmocka_unit_test(test_ringsync_cli),
+	    cmocka_unit_test(test_ringhealth_cli),
 	};
 
 	(void)argc;

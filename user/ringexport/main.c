@@ -6,8 +6,8 @@
  * nothing and can be restarted at any time.
  *
  * Usage: ringexport --listen ADDR:PORT [--pin-dir DIR] [-v] (the table
- * below, user/lib/cli.h). Logs one line per event on stderr (start, stop, a failed scrape); exits
- * 0 on SIGTERM/SIGINT, 1 when it cannot listen, 2 on usage errors.
+ * below, user/lib/cli.h). Logs one line per event on stderr (start,
+ * stop, a failed scrape); exits 0 on SIGTERM/SIGINT, 1 when it cannot listen, 2 on usage errors.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -17,7 +17,6 @@
  * runs again (its first result decides at once) or the check is removed.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +31,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
 #include "history.h"
 #include "ringhealth.h"
 #include "state.h"
@@ -488,19 +488,37 @@ static void events(struct checker *c, int sfd, int timeout, bool *stop,
 	} while (n == MAX_EVENTS);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ringhealth [--pin-dir DIR] [-v]\n"
-		"  Checks the nodes of every service with a check (ringctl "
-		"service set NAME --check ...)\n"
-		"  and takes failing ones out of the ring until they pass "
-		"again. Runs until SIGTERM;\n"
-		"  node health stays as last published when it exits.\n"
-		"  --pin-dir DIR  the director's state (default %s)\n"
-		"  -v             log every check result\n",
-		RM_DEFAULT_PIN_DIR);
-}
+/* The command line (main() copies it into the checker). */
+struct health_cli {
+	const char *pin_dir;
+	bool verbose, help;
+};
+
+#define F(fld) offsetof(struct health_cli, fld)
+static const struct cli_opt health_opts[] = {
+    {.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),
+     .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",
+     .def = RM_DEFAULT_PIN_DIR, .help = "the director's pinned state"},
+    {0}};
+
+static const struct cli_opt common_opts[] = {
+    {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
+     .help = "log every check result (and libbpf's messages)"},
+    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
+     .help = "what the program does and its options"},
+    {0}};
+
+static const struct cli_cmd health_cmd[] = {
+    {"", NULL,
+     "check the nodes of services with a check, take failing ones out of "
+     "the ring until they pass; runs until SIGTERM",
+     health_opts, 0}};
+
+static const struct cli_prog health_prog = {
+    .name = "ringhealth",
+    .global = common_opts,
+    .cmds = CLI_CMDS(health_cmd),
+};
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
@@ -513,12 +531,6 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 'p'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct epoll_event ev0 = {.events = EPOLLIN};
 	static struct checker c = {.pin_dir = RM_DEFAULT_PIN_DIR};
 	__u64 now, next_refresh = 0, last_publish = 0, next_flush = 0;
@@ -526,20 +538,29 @@ int main(int argc, char **argv)
 	struct timespec ts;
 	sigset_t mask;
 	bool stop = false, resync = true;
+	struct health_cli cl = {0};
+	struct cli_result res;
 
-	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (o) {
-		case 'p': c.pin_dir = optarg; break;
-		case 'v': c.verbose = true; break;
-		case 'h': usage(stdout); return RM_EXIT_OK;
-		default: usage(stderr); return RM_EXIT_USAGE;
-		}
+	if (cli_is_internal(argc, argv))
+		return cli_internal(&health_prog, argc, argv);
+	o = cli_parse(&health_prog, argc, argv, 0, &cl, &res);
+	if (res.help) {
+		cli_help(stdout, &health_prog, health_cmd);
+		return RM_EXIT_OK;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ringhealth: unexpected argument '%s'\n",
-			argv[optind]);
+	if (o) {
+		fprintf(stderr, "ringhealth: %s\n", res.err);
+		return o;
+	}
+	if (res.argc) {
+		fprintf(stderr,
+			"ringhealth: unexpected argument '%s' (ringhealth "
+			"takes options only: ringhealth --help)\n",
+			res.argv[0]);
 		return RM_EXIT_USAGE;
 	}
+	c.pin_dir = cl.pin_dir;
+	c.verbose = cl.verbose;
 	if (!c.verbose)
 		libbpf_set_print(libbpf_quiet);
 	clock_gettime(CLOCK_REALTIME, &ts);

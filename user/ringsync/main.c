@@ -400,7 +400,8 @@ int main(int argc, char **argv)
 	o.fresh_s = c.fresh_s.val;
 	o.interval_ms = c.interval_ms.val;
 	o.backoff_max_ms = c.backoff_max_ms.val;
-	o.ringctl = c.ringctl ? c.ringctl : sibling("ringctl", ctl, sizeof(ctl));
+	o.ringctl =
+	    c.ringctl ? c.ringctl : sibling("ringctl", ctl, sizeof(ctl));
 	o.ringload =
 	    c.ringload ? c.ringload : sibling("ringload", load, sizeof(load));
 	if (!o.etcd.cert != !o.etcd.key || !o.etcd.user != !c.password_file) {
