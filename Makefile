@@ -84,7 +84,8 @@ SBINS     := $(BUILD)/ringctl $(BUILD)/ringload $(BUILD)/ringhealth $(BUILD)/rin
 MAN8      := $(patsubst man/%.8.in,$(BUILD)/man/%.8,$(wildcard man/*.8.in))
 COMPLETIONS := $(wildcard completion/*)
 # names completed by a script of another name (ringload: completion/ringctl)
-COMPLETION_LINKS := ringload:ringctl
+COMPLETION_LINKS := ringload:ringctl ringexport:ringctl ringsync:ringctl \
+	ringhealth:ringctl
 UNIT_TMPLS := $(wildcard systemd/*.in)
 HEALTH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard user/ringhealth/*.c))
 

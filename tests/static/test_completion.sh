@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Bash completion (completion/ringctl, also ringload's): sourced in bash,
+# Bash completion (completion/ringctl, also ringload's and the daemons'): sourced in bash,
 # COMP_WORDS/COMP_CWORD set as bash sets them, what COMPREPLY holds for
 # commands, subcommands, a command's options (and not another's), an enum
 # option's words (and --key's suggested extractors), interface names for
@@ -11,6 +11,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 [ -x "$BUILD/ringctl" ] || { echo "FAIL: $BUILD/ringctl missing: run make"; echo "0 passed, 1 failed"; exit 1; }
 export PATH=$BUILD:$PATH
+cands=$(mktemp /tmp/rm-comp.XXXXXX)
+trap 'rm -f "$cands"' EXIT
 
 # comp WORD...: COMPREPLY, sorted, one line, for the words with the cursor
 # on the last one (a fresh bash each time: nothing carries over)
@@ -23,13 +25,16 @@ comp()
 		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " " | sed "s/ $//"' bash "$@"
 }
 
-# expect "WANT" WORD...: exactly these candidates
+# expect "WANT" WORD...: exactly these candidates, and nothing on stderr
 expect()
 {
-	local want=$1 got
+	local want=$1 got errs
 	shift
-	got=$(comp "$@")
-	if [ "$got" = "$want" ]; then
+	errs=$( { got=$(comp "$@"); } 2>&1; echo "$got" >"$cands")
+	got=$(cat "$cands")
+	if [ -n "$errs" ]; then
+		fail "[$*] -> stderr: $errs"
+	elif [ "$got" = "$want" ]; then
 		pass "[$*] -> $want"
 	else
 		fail "[$*] -> '$got', want '$want'"
@@ -67,6 +72,14 @@ expect "--chain --conn-table --help --mode --pin-dir --reuse --slot --verbose" r
 expect "add del show" ringload chain ""
 expect "--help --pin-dir --slot --verbose" ringload chain del lo --
 expect "--purge" ringload detach lo --pu
+# the daemons: one command without words, options only
+expect "--help --listen --pin-dir --verbose" ringexport --
+expect "--help --listen --pin-dir --verbose" ringexport --listen :9842 --
+expect "" ringexport ""
+expect "--interval-ms" ringsync --etcd http://x --key k --i
+expect "--bird-protocol --bird-socket --birdc" ringsync --bi
+expect "--help --pin-dir --verbose" ringhealth -v --
+expect "" ringhealth ""
 # no director at this pin dir: no names, no error output
 expect "" ringctl --pin-dir /sys/fs/bpf/rm-no-such-dir node add ""
 echo "$passed passed, $failed failed"

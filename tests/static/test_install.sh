@@ -38,7 +38,10 @@ usr/local/sbin/ringhealth
 usr/local/sbin/ringload
 usr/local/sbin/ringsync
 usr/local/share/bash-completion/completions/ringctl
+usr/local/share/bash-completion/completions/ringexport
+usr/local/share/bash-completion/completions/ringhealth
 usr/local/share/bash-completion/completions/ringload
+usr/local/share/bash-completion/completions/ringsync
 usr/local/share/man/man8/ringctl.8
 usr/local/share/man/man8/ringload.8"
 got=$(cd "$d" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
