@@ -36,12 +36,15 @@ commands() {
 	$1 == "C" {
 		if (open) print ".RE"
 		open = 0
+		# a daemon: one command without words, its options only
+		wordless = $2 == ""
+		if (wordless) next
 		print ".SS \"" esc($2) (($3 != "-") ? " \\fI" esc($3) "\\fR" : "") "\""
 		print esc($5) "."
 		if ($4 == "S") print "A saved file (\\fBsave\\fR, \\fBrestore\\fR) may hold it."
 	}
 	$1 == "O" && $2 != "*" {
-		if (!open) { print ".RS"; open = 1 }
+		if (!open && !wordless) { print ".RS"; open = 1 }
 		split($0, f, "\t"); opt(f)
 	}
 	END { if (open) print ".RE" }' <<<"$dump"

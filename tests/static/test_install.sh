@@ -43,7 +43,10 @@ usr/local/share/bash-completion/completions/ringhealth
 usr/local/share/bash-completion/completions/ringload
 usr/local/share/bash-completion/completions/ringsync
 usr/local/share/man/man8/ringctl.8
-usr/local/share/man/man8/ringload.8"
+usr/local/share/man/man8/ringexport.8
+usr/local/share/man/man8/ringhealth.8
+usr/local/share/man/man8/ringload.8
+usr/local/share/man/man8/ringsync.8"
 got=$(cd "$d" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
 check "install wrote exactly the expected files" test "$got" = "$want"
 [ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got")

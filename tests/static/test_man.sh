@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The man pages ringctl(8) and ringload(8), as built (BUILD/man/*.8, their
+# The man pages ringctl(8) and ringload(8), and the daemons' (ringexport,
+# ringsync, ringhealth: options, exit status, unit), as built (BUILD/man/*.8, their
 # command and option lists generated from the programs' tables):
 #   - they render without a warning (groff -ww -z -man, man --warnings -l);
 #   - every command `PROG --help` lists, and every long option
@@ -59,6 +60,33 @@ for prog in ringctl ringload; do
 	done
 	check "$prog.8: exit status, files (pin dir, saved file), DSR, the unit, examples${missing[*]:+ (missing: ${missing[*]})}" \
 		test ${#missing[@]} -eq 0
+done
+
+# The daemons' pages: one command without words, its options from the table.
+for prog in ringexport ringsync ringhealth; do
+	page=$BUILD/man/$prog.8 bin=$BUILD/$prog
+	if [ ! -f "$page" ] || [ ! -x "$bin" ]; then
+		fail "$page or $bin missing: run make"
+		continue
+	fi
+	check "$prog.8: groff -ww -z -man, no warning" \
+		sh -c "groff -ww -z -man '$page' 2>'$tmp/w' && ! test -s '$tmp/w'"
+	[ -s "$tmp/w" ] && cat "$tmp/w"
+	check "$prog.8: man --warnings -l, no warning" \
+		sh -c "MANWIDTH=80 man --warnings -l '$page' 2>'$tmp/w' >/dev/null && ! test -s '$tmp/w'"
+	[ -s "$tmp/w" ] && cat "$tmp/w"
+	render "$page" | squeeze >"$tmp/$prog.sq"
+	missing=()
+	nopt=0
+	for o in $("$bin" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+		nopt=$((nopt + 1))
+		grep -q -- "$o\b" "$tmp/$prog.sq" || missing+=("$o")
+	done
+	for s in "EXIT STATUS" "FILES" "$prog.service" "SEE ALSO" "EXAMPLES"; do
+		grep -qF -- "$s" "$tmp/$prog.sq" || missing+=("'$s'")
+	done
+	check "$prog.8: all $nopt options of --help, exit status, files, the unit, examples${missing[*]:+ (missing: ${missing[*]})}" \
+		test ${#missing[@]} -eq 0 -a $nopt -ge 2
 done
 
 check "ringctl.8: the node setup (VIP on lo, rp_filter)" \
