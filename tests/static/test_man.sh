@@ -21,6 +21,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 # text of a page on one long line per paragraph, no hyphenation
 render() { groff -man -rLL=400n -rHY=0 -Tascii -P-cbou "$1" 2>/dev/null; }
+# no_warnings PROG PAGE: groff and man render it without a warning
+no_warnings()
+{
+	check "$1.8: groff -ww -z -man, no warning" \
+		sh -c "groff -ww -z -man '$2' 2>'$tmp/w' && ! test -s '$tmp/w'"
+	[ -s "$tmp/w" ] && cat "$tmp/w"
+	check "$1.8: man --warnings -l, no warning" \
+		sh -c "MANWIDTH=80 man --warnings -l '$2' 2>'$tmp/w' >/dev/null && ! test -s '$tmp/w'"
+	[ -s "$tmp/w" ] && cat "$tmp/w"
+}
 # squeeze blanks, for comparing command lines
 squeeze() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
 
@@ -30,12 +40,7 @@ for prog in ringctl ringload; do
 		fail "$page or $bin missing: run make"
 		continue
 	fi
-	check "$prog.8: groff -ww -z -man, no warning" \
-		sh -c "groff -ww -z -man '$page' 2>'$tmp/w' && ! test -s '$tmp/w'"
-	[ -s "$tmp/w" ] && cat "$tmp/w"
-	check "$prog.8: man --warnings -l, no warning" \
-		sh -c "MANWIDTH=80 man --warnings -l '$page' 2>'$tmp/w' >/dev/null && ! test -s '$tmp/w'"
-	[ -s "$tmp/w" ] && cat "$tmp/w"
+	no_warnings "$prog" "$page"
 	render "$page" >"$tmp/$prog.txt"
 	squeeze <"$tmp/$prog.txt" >"$tmp/$prog.sq"
 	# commands, from the usage listing: the words before ARGS and options
@@ -69,12 +74,7 @@ for prog in ringexport ringsync ringhealth; do
 		fail "$page or $bin missing: run make"
 		continue
 	fi
-	check "$prog.8: groff -ww -z -man, no warning" \
-		sh -c "groff -ww -z -man '$page' 2>'$tmp/w' && ! test -s '$tmp/w'"
-	[ -s "$tmp/w" ] && cat "$tmp/w"
-	check "$prog.8: man --warnings -l, no warning" \
-		sh -c "MANWIDTH=80 man --warnings -l '$page' 2>'$tmp/w' >/dev/null && ! test -s '$tmp/w'"
-	[ -s "$tmp/w" ] && cat "$tmp/w"
+	no_warnings "$prog" "$page"
 	render "$page" | squeeze >"$tmp/$prog.sq"
 	missing=()
 	nopt=0

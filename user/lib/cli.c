@@ -543,6 +543,32 @@ out:
 	return ret;
 }
 
+int cli_daemon(const struct cli_prog *p, int argc, char **argv, void *base)
+{
+	struct cli_result res;
+	int ret;
+
+	if (cli_is_internal(argc, argv))
+		return cli_internal(p, argc, argv);
+	ret = cli_parse(p, argc, argv, 0, base, &res);
+	if (res.help) {
+		cli_help(stdout, p, cli_cmd_at(p, 0));
+		return RM_EXIT_OK;
+	}
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", p->name, res.err);
+		return ret;
+	}
+	if (res.argc) {
+		fprintf(stderr,
+			"%s: unexpected argument '%s' (%s takes options only: "
+			"%s --help)\n",
+			p->name, res.argv[0], p->name, p->name);
+		return RM_EXIT_USAGE;
+	}
+	return -1;
+}
+
 /* ---- help ---------------------------------------------------------------- */
 
 static void opt_arg(const struct cli_opt *o, char *out, size_t len)

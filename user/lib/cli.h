@@ -136,6 +136,14 @@ struct cli_result {
 int cli_parse(const struct cli_prog *p, int argc, char **argv,
 	      unsigned int mode, void *base, struct cli_result *res);
 
+/*
+ * A daemon's command line (a program of one command without words): the
+ * internal modes, parsing into base, --help on stdout, a usage error or an
+ * argument as one line on stderr. Returns the exit code if the program is
+ * to exit now, -1 if it is to run with the options in base.
+ */
+int cli_daemon(const struct cli_prog *p, int argc, char **argv, void *base);
+
 /* `PROG --help` (cmd NULL, or word1 to list one group) */
 void cli_usage(FILE *f, const struct cli_prog *p, const char *word1);
 /* `PROG CMD --help` */

@@ -176,7 +176,6 @@ int main(int argc, char **argv)
 {
 	struct export_opts o = {0};
 	struct sockaddr_storage ss;
-	struct cli_result res;
 	const char *listen;
 	struct MHD_Daemon *d;
 	struct sigaction sa;
@@ -184,24 +183,9 @@ int main(int argc, char **argv)
 	sigset_t set, old;
 	int ret;
 
-	if (cli_is_internal(argc, argv))
-		return cli_internal(&export_prog, argc, argv);
-	ret = cli_parse(&export_prog, argc, argv, 0, &o, &res);
-	if (res.help) {
-		cli_help(stdout, &export_prog, export_cmd);
-		return RM_EXIT_OK;
-	}
-	if (ret) {
-		fprintf(stderr, "ringexport: %s\n", res.err);
+	ret = cli_daemon(&export_prog, argc, argv, &o);
+	if (ret >= 0)
 		return ret;
-	}
-	if (res.argc) {
-		fprintf(stderr,
-			"ringexport: unexpected argument '%s' (ringexport "
-			"takes options only: ringexport --help)\n",
-			res.argv[0]);
-		return RM_EXIT_USAGE;
-	}
 	listen = o.listen;
 	pin_dir = o.pin_dir;
 	if (parse_listen(listen, &ss)) {

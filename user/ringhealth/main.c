@@ -539,26 +539,10 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	bool stop = false, resync = true;
 	struct health_cli cl = {0};
-	struct cli_result res;
 
-	if (cli_is_internal(argc, argv))
-		return cli_internal(&health_prog, argc, argv);
-	o = cli_parse(&health_prog, argc, argv, 0, &cl, &res);
-	if (res.help) {
-		cli_help(stdout, &health_prog, health_cmd);
-		return RM_EXIT_OK;
-	}
-	if (o) {
-		fprintf(stderr, "ringhealth: %s\n", res.err);
+	o = cli_daemon(&health_prog, argc, argv, &cl);
+	if (o >= 0)
 		return o;
-	}
-	if (res.argc) {
-		fprintf(stderr,
-			"ringhealth: unexpected argument '%s' (ringhealth "
-			"takes options only: ringhealth --help)\n",
-			res.argv[0]);
-		return RM_EXIT_USAGE;
-	}
 	c.pin_dir = cl.pin_dir;
 	c.verbose = cl.verbose;
 	if (!c.verbose)

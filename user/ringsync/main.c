@@ -365,27 +365,11 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct sync_opts o = {0};
 	struct sync_cli c = {0};
-	struct cli_result res;
 	int ret;
 
-	if (cli_is_internal(argc, argv))
-		return cli_internal(&sync_prog, argc, argv);
-	ret = cli_parse(&sync_prog, argc, argv, 0, &c, &res);
-	if (res.help) {
-		cli_help(stdout, &sync_prog, sync_cmd);
-		return RM_EXIT_OK;
-	}
-	if (ret) {
-		fprintf(stderr, "ringsync: %s\n", res.err);
+	ret = cli_daemon(&sync_prog, argc, argv, &c);
+	if (ret >= 0)
 		return ret;
-	}
-	if (res.argc) {
-		fprintf(stderr,
-			"ringsync: unexpected argument '%s' (ringsync takes "
-			"options only: ringsync --help)\n",
-			res.argv[0]);
-		return RM_EXIT_USAGE;
-	}
 	o.etcd = (struct rm_etcd_opts){.url = c.etcd,
 				       .cacert = c.cacert,
 				       .cert = c.cert,
