@@ -343,7 +343,8 @@ static int lookup_flow(struct ctl_opts *o, const struct rm_svc_meta *m,
 	f->proto = m->key.proto;
 	if (m->flags & RM_SVC_F_3TUPLE)
 		return 0; /* ports are not hashed */
-	if (!o->sport.set)
+	/* --sport-file gives the ports itself (lookup_flow_file) */
+	if (!o->sport.set && !o->sport_file)
 		return ctl_usage_error("lookup: --sport is required for a "
 				       "5-tuple service");
 	f->sport = htons((__u16)o->sport.val);
@@ -666,11 +667,6 @@ int cmd_lookup(struct ctl_opts *o)
 	if (o->sport.set && o->sport_file)
 		return ctl_usage_error("lookup: --sport PORT or --sport-file "
 				       "FILE: give one");
-	/* --sport-file stands in for --sport while the flow is checked */
-	if (o->sport_file) {
-		o->sport.set = 1;
-		o->sport.val = 0;
-	}
 	ret = live_open(o, &lv, RM_LOCK_SH);
 	if (ret)
 		return ret;
