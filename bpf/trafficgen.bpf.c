@@ -27,6 +27,11 @@
  *             Ethernet header tg_orig_eth) and tail-calls tg_next[0].
  *   tg_count  counts and drops; attached on receivers in the live test
  *             (a veth peer must run XDP to accept redirected frames).
+ *   tg_conn_probe  looks the frame's IPv4 flow up in tg_conns, which the
+ *             kernel bench points at the director's rm_conns, and nothing
+ *             else: the table's own cost per packet, the floor under the
+ *             director's established-flow path. XDP_TX when the flow is
+ *             there; a miss counts in tg_probe_misses.
  *
  * tg_seq counts runs of tg_udp and tg_mix; userspace resets it through
  * the skeleton's bss.
@@ -39,6 +44,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <ringmaster/rm_conn.h>
 
 /* Set through the skeleton's rodata before load; plain variables so the
  * skeleton needs no shared type definition. The MACs live in .bss (set
@@ -170,6 +176,46 @@ int tg_mix(struct xdp_md *ctx)
 	}
 	bpf_tail_call(ctx, &tg_next, 0);
 	return XDP_ABORTED;
+}
+
+/* Created small unless the loader reuses the director's rm_conns (it
+ * takes that map's size and flags). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(max_entries, 256);
+	__type(key, struct rm_conn_key4);
+	__type(value, struct rm_conn);
+} tg_conns SEC(".maps");
+
+__u64 tg_probe_misses;
+
+SEC("xdp")
+int tg_conn_probe(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = (void *)(eth + 1);
+	struct rm_flow f = {.family = RM_FAMILY_V4};
+	struct rm_conn_key4 k;
+	struct tcphdr *th;
+
+	if ((void *)(iph + 1) > data_end)
+		return XDP_ABORTED;
+	th = (void *)(iph + 1);
+	if (iph->ihl != 5 || (void *)(th + 1) > data_end)
+		return XDP_ABORTED;
+	f.src[0] = iph->saddr;
+	f.dst[0] = iph->daddr;
+	f.sport = th->source;
+	f.dport = th->dest;
+	f.proto = iph->protocol;
+	rm_conn_key4_of(&f, &k);
+	if (bpf_map_lookup_elem(&tg_conns, &k))
+		return XDP_TX;
+	tg_probe_misses++;
+	return XDP_DROP;
 }
 
 SEC("xdp")

@@ -123,7 +123,9 @@ const char *bench_size_label(__u32 n, char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
-	      "[--quick] search|quality|kernel|encap|control|live|keys [ARGS]\n",
+	      "[--quick] search|quality|kernel|encap|control|live|keys [ARGS]\n"
+	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
+	      "data plane against the built one, same rounds\n",
 	      f);
 }
 
