@@ -475,7 +475,7 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
 	for (int i = 0; i < nt; i++) {
 		const struct cli_opt *h = toks[i].any;
 
-		if (h && h->type == CLI_FLAG && !strcmp(h->name, "help"))
+		if (h && h->type == CLI_FLAG && !strcmp(h->name, CLI_HELP_NAME))
 			res->help = true;
 	}
 	/* the positional words back into argv, in order */

@@ -86,6 +86,18 @@ struct cli_opt {
 	unsigned int flags;		/* CLI_* above */
 };
 
+/* The --help entry of every program's table: the parser knows it by this
+ * name (res->help), whatever the table. offset: where the flag goes; what:
+ * "program" or "command"; more designated initialisers may follow. */
+#define CLI_HELP_NAME "help"
+#define CLI_OPT_HELP(offset, what, ...)                                       \
+	{.name = CLI_HELP_NAME,                                               \
+	 .short_name = 'h',                                                   \
+	 .type = CLI_FLAG,                                                    \
+	 .off = (offset),                                                     \
+	 .help = "what the " what " does and its options",                    \
+	 __VA_ARGS__}
+
 /* cli_cmd.flags */
 #define CLI_CMD_SAVED 0x1  /* a saved file may hold it (restore) */
 #define CLI_CMD_HIDDEN 0x2 /* not listed (internal modes) */

@@ -5,7 +5,8 @@
  *
  * This file: the map table, error reporting, bpffs, creation, removal,
  * open and lock. Reading is in state_snap.c, editing a snapshot in
- * state_edit.c, changing the live state in state_apply.c; what they share
+ * state_edit.c, checking a change and building its rings in
+ * state_plan.c, changing the live state in state_apply.c; what they share
  * is declared in state_int.h.
  */
 #include <dirent.h>

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Changing the live state: validate old -> new, build the plan (every
- * changed ring off to the side), apply it in an order the data plane
- * tolerates, and roll back to the old snapshot if a write fails.
+ * Changing the live state: apply a plan (state_plan.c validated it and
+ * built its rings) in an order the data plane tolerates, and roll back to
+ * the old snapshot if a write fails.
  */
 #include <errno.h>
 #include <linux/membarrier.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "key.h"
-#include "ring_map.h"
 #include "state.h"
 #include "state_int.h"
 #include "util.h"
@@ -33,184 +30,6 @@ static int percpu_zero(struct rm_state *st, enum rm_map_id map, __u32 key,
 	err = bpf_map_update_elem(st->fd[map], &key, zeros, BPF_ANY);
 	free(zeros);
 	return err;
-}
-
-static bool key_ok(const struct rm_svc_key *k)
-{
-	if (k->flags & ~RM_SVCK_V6)
-		return false;
-	if (k->proto != 6 && k->proto != 17)
-		return false;
-	return (k->flags & RM_SVCK_V6) ||
-	       (!k->vip[1] && !k->vip[2] && !k->vip[3]);
-}
-
-/* The whole new snapshot must be sound before anything is written. */
-static int validate(const struct rm_snap *old, const struct rm_snap *new,
-		    unsigned int flags)
-{
-	char ifname[IF_NAMESIZE];
-
-	if (!(new->cfg.flags &RM_CFG_SEEDED))
-		return rm_state_fail(-EINVAL, "the state is not seeded: set one with "
-				     "`ringctl seed --set HEX`");
-	for (int i = 0; i < RM_MAX_SERVICES; i++) {
-		const struct rm_svc_meta *m = &new->svc[i];
-
-		if (!m->in_use)
-			continue;
-		if (!rm_name_valid(m->name) || !key_ok(&m->key) ||
-		    m->vnodes < 1 || m->vnodes > RM_MAX_VNODES ||
-		    (m->flags & ~(RM_SVC_F_3TUPLE | RM_SVC_F_KEYED)))
-			return rm_state_fail(-EINVAL, "service slot %d is invalid", i);
-		/* a key is read from one UDP datagram: TCP has no such unit */
-		if (!rm_keyspec_valid(&m->keyspec) ||
-		    !(m->flags & RM_SVC_F_KEYED) !=
-			(m->keyspec.kind == RM_KEY_FLOW) ||
-		    ((m->flags & RM_SVC_F_KEYED) && m->key.proto != 17))
-			return rm_state_fail(-EINVAL,
-					     "service '%s': a --key other than "
-					     "flow needs --proto udp",
-					     m->name);
-		/* the ring scheme places keys: flows keep the keyed ring */
-		if (!rm_ringspec_valid(&m->ring) ||
-		    (m->ring.scheme != RM_RING_RINGMASTER &&
-		     !(m->flags & RM_SVC_F_KEYED)))
-			return rm_state_fail(-EINVAL,
-					     "service '%s': a --ring other "
-					     "than ringmaster needs a --key "
-					     "other than flow",
-					     m->name);
-		for (int j = 0; j < i; j++)
-			if (new->svc[j].in_use &&
-			    (!strncmp(new->svc[j].name, m->name, RM_NAME_MAX) ||
-			     !memcmp(&new->svc[j].key, &m->key,
-				     sizeof(m->key))))
-				return rm_state_fail(-EEXIST,
-					    "services '%s' and '%s' "
-					    "collide",
-					    new->svc[j].name, m->name);
-	}
-	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
-		const struct rm_node *n = &new->node[i];
-
-		if (n->state == RM_NODE_FREE)
-			continue;
-		if (n->state > RM_NODE_DOWN || n->svc_id >= RM_MAX_SERVICES ||
-		    !new->svc[n->svc_id].in_use || !rm_name_valid(n->name) ||
-		    n->weight < 1 || n->weight > RM_MAX_WEIGHT ||
-		    n->health.state > RM_HEALTH_UNHEALTHY || n->health.out > 1)
-			return rm_state_fail(-EINVAL, "node slot %u is invalid", i);
-		/* unchanged nodes may sit on a vanished interface: only
-		 * what this change writes must be reachable */
-		if (!(flags & RM_APPLY_ALL) &&
-		    !memcmp(n, &old->node[i], sizeof(*n)))
-			continue;
-		if (!if_indextoname(n->ifindex, ifname))
-			return rm_state_fail(-ENODEV,
-				    "node '%s': interface %s "
-				    "(ifindex %u) is gone",
-				    n->name, n->dev, n->ifindex);
-	}
-	return 0;
-}
-
-void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
-			   unsigned int flags, bool *dirty)
-{
-	bool all =
-	    (flags & RM_APPLY_ALL) ||
-	    memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(new->cfg.seed));
-
-	for (int i = 0; i < RM_MAX_SERVICES; i++)
-		dirty[i] = all || !old->svc[i].in_use ||
-			   old->svc[i].vnodes != new->svc[i].vnodes ||
-			   memcmp(&old->svc[i].ring, &new->svc[i].ring,
-				  sizeof(new->svc[i].ring));
-	for (int i = 0; i < RM_MAX_NODES; i++) {
-		const struct rm_node *o = &old->node[i], *n = &new->node[i];
-		bool oa = rm_node_in_ring(o);
-		bool na = rm_node_in_ring(n);
-		/* a ketama ring names its nodes by address */
-		bool ketama = na && n->svc_id < RM_MAX_SERVICES &&
-			      new->svc[n->svc_id].ring.scheme == RM_RING_KETAMA;
-
-		if (oa == na &&
-		    (!oa || (o->svc_id == n->svc_id && o->weight == n->weight &&
-			     !strncmp(o->name, n->name, RM_NAME_MAX) &&
-			     (!ketama || (o->addr_family == n->addr_family &&
-					  !memcmp(o->addr, n->addr,
-						  sizeof(o->addr)))))))
-			continue;
-		if (oa && o->svc_id < RM_MAX_SERVICES)
-			dirty[o->svc_id] = true;
-		if (na && n->svc_id < RM_MAX_SERVICES)
-			dirty[n->svc_id] = true;
-	}
-	for (int i = 0; i < RM_MAX_SERVICES; i++)
-		dirty[i] = dirty[i] && new->svc[i].in_use;
-}
-
-/* A new inner array holding r, filled before anyone can see it. */
-static int ring_map_create(const struct rm_ring *r, __u32 svc)
-{
-	__u32 n = rm_ring_nslots(r);
-	struct rm_slot *slots = calloc(n, sizeof(*slots));
-	char name[16];
-	int fd;
-
-	if (!slots)
-		return rm_state_fail(-ENOMEM, "out of memory");
-	rm_ring_encode(r, slots, n);
-	snprintf(name, sizeof(name), "rm_ring_%u", svc);
-	fd = rm_ring_map_create(slots, n, name);
-	free(slots);
-	if (fd < 0)
-		return rm_state_fail(fd, "cannot create a ring map of %u slots: %s", n,
-			    strerror(-fd));
-	return fd;
-}
-
-void rm_plan_free(struct rm_plan *p)
-{
-	for (int i = 0; i < RM_MAX_SERVICES; i++) {
-		if (p->fd[i] >= 0)
-			close(p->fd[i]);
-		p->fd[i] = -1;
-		rm_ring_free(&p->ring[i]);
-		p->changed[i] = false;
-	}
-}
-
-int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
-		  const struct rm_snap *new, unsigned int flags,
-		  struct rm_plan *p)
-{
-	int err;
-
-	(void)st;
-	memset(p, 0, sizeof(*p));
-	p->flags = flags;
-	for (int i = 0; i < RM_MAX_SERVICES; i++)
-		p->fd[i] = -1;
-	err = validate(old, new, flags);
-	if (err)
-		return err;
-	rm_snap_rings_changed(old, new, flags, p->changed);
-	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
-		if (!p->changed[i])
-			continue;
-		err = rm_snap_ring(new, i, &p->ring[i]);
-		if (!err && !(flags & RM_APPLY_DRY_RUN)) {
-			p->fd[i] = ring_map_create(&p->ring[i], i);
-			err = p->fd[i] < 0 ? p->fd[i] : 0;
-		}
-		if (err) {
-			rm_plan_free(p);
-			return err;
-		}
-	}
-	return 0;
 }
 
 static int tx_port_add(struct rm_state *st, __u32 ifindex)

@@ -126,8 +126,7 @@ static const struct cli_word vias[] = {
 static const struct cli_opt global_opts[] = {
     FLAG("verbose", verbose, "libbpf's messages on stderr",
 	 .short_name = 'v', .flags = CLI_NOT_SAVED),
-    FLAG("help", help, "what the command does and its options",
-	 .short_name = 'h', .flags = CLI_NOT_SAVED),
+    CLI_OPT_HELP(F(help), "command", .flags = CLI_NOT_SAVED),
     END};
 
 static const struct cli_opt ring_opts[] = {

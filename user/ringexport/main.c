@@ -44,8 +44,7 @@ static const struct cli_opt common_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "accepted for symmetry with the other tools (nothing more to "
 	     "say yet)"},
-    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
-     .help = "what the program does and its options"},
+    CLI_OPT_HELP(F(help), "program"),
     {0}};
 
 static const struct cli_cmd export_cmd[] = {

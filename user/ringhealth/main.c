@@ -504,8 +504,7 @@ static const struct cli_opt health_opts[] = {
 static const struct cli_opt common_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "log every check result (and libbpf's messages)"},
-    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
-     .help = "what the program does and its options"},
+    CLI_OPT_HELP(F(help), "program"),
     {0}};
 
 static const struct cli_cmd health_cmd[] = {

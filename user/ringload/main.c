@@ -47,8 +47,7 @@ static const struct cli_word modes[] = {{"auto", LOAD_AUTO},
 static const struct cli_opt global_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "libbpf's and libxdp's messages on stderr"},
-    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
-     .help = "what the command does and its options"},
+    CLI_OPT_HELP(F(help), "command"),
     {0}};
 
 #define OPT_SLOT(what, req, dflt)                                            \

@@ -308,8 +308,7 @@ static const struct cli_opt sync_opts_table[] = {
     {0}};
 
 static const struct cli_opt common_opts[] = {
-    {.name = "help", .short_name = 'h', .type = CLI_FLAG, .off = F(help),
-     .help = "what the program does and its options"},
+    CLI_OPT_HELP(F(help), "program"),
     {0}};
 
 static const struct cli_cmd sync_cmd[] = {
