@@ -963,6 +963,10 @@ int cmd_kernel(const struct bench_opts *o)
 	if (!jf)
 		goto out;
 	rm_json_u64(&j, "repeat", k.repeat);
+	/* with a candidate, each row's baseline_ns is the built director's
+	 * and director_ns the candidate's */
+	if (k.cand)
+		rm_json_str(&j, "candidate", o->argv[0]);
 	rm_json_u64(&j, "rounds", o->rounds);
 	rm_json_str(&j, "timing",
 		    "kernel-reported duration (ns per run, whole ns), median "
