@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ringbench's kernel part keeps working: a --quick run measures every row
+# with its own checks (verdict, output bytes, counters, the bare table
+# lookup's hits), and `ringbench kernel CANDIDATE.bpf.o` loads a data plane
+# on the director's maps and measures it against the director (an A/A
+# run: the built object as its own candidate). Timings are printed, never
+# judged: performance is `make bench`'s business. No network: everything
+# runs through bpf_prog_test_run.
+set -u
+
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: $E2E_NAME needs root (bpf_prog_test_run)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit "$RM_TEST_SKIP"
+fi
+bench=$E2E_BUILD/ringbench
+obj=$E2E_BUILD/ringmaster.bpf.o
+for f in "$bench" "$obj" "$E2E_BUILD/baseline.bpf.o"; do
+	[ -e "$f" ] || {
+		echo "$E2E_NAME: $f missing: run make first" >&2
+		exit 1
+	}
+done
+tmp=$(mktemp -d /tmp/rmt-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# rows_ok FILE: the markdown rows of a run, none FAILED, at least one.
+rows_ok()
+{
+	! grep -q "FAILED" "$1" && [ "$(grep -c '^| 1k |' "$1")" -ge 5 ]
+}
+
+# json_rows FILE: "status path" of every row of the JSON.
+json_rows()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rings"]:
+    for row in r["rows"]:
+        print(row["status"], "bare" if "bare_table_lookup_ns" in row else "-",
+              row["path"])' "$1"
+}
+
+# The quick run against the baseline.
+if "$bench" --quick --rounds 5 --json "$tmp/k.json" kernel >"$tmp/k.out" \
+	2>"$tmp/k.err"; then
+	e2e_pass "ringbench --quick kernel exits 0"
+else
+	e2e_fail "ringbench --quick kernel exits $?: $(tail -3 "$tmp/k.err")"
+fi
+e2e_check "every row measured, none FAILED" rows_ok "$tmp/k.out"
+json_rows "$tmp/k.json" >"$tmp/k.rows" 2>&1
+e2e_check "the JSON holds every row as ok" \
+	test "$(grep -vc '^ok ' "$tmp/k.rows")" -eq 0 -a \
+	"$(wc -l <"$tmp/k.rows")" -ge 10
+e2e_check "each established-flow row has the bare table lookup" \
+	test "$(grep -c '^ok bare connection-table hit' "$tmp/k.rows")" -ge 2
+e2e_check "the bare lookup table is printed" \
+	grep -q "^### Established flows, 65,536 cycling" "$tmp/k.out"
+
+# A/A: the built director as its own candidate, same checks.
+if "$bench" --quick --rounds 5 --json "$tmp/c.json" kernel "$obj" \
+	>"$tmp/c.out" 2>"$tmp/c.err"; then
+	e2e_pass "ringbench --quick kernel CANDIDATE exits 0"
+else
+	e2e_fail "ringbench kernel CANDIDATE exits $?: $(tail -3 "$tmp/c.err")"
+fi
+e2e_check "the candidate run names its candidate" \
+	grep -q "^Candidate $obj against the built director" "$tmp/c.out"
+e2e_check "every candidate row measured, none FAILED" rows_ok "$tmp/c.out"
+e2e_expect_eq "the JSON names the candidate" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidate"])' \
+		"$tmp/c.json" 2>&1)" "$obj"
+
+# A candidate that sends every new flow to node 1 must fail the ring rows
+# (their output is checked against the ring's owner) and exit 3, while
+# the table-hit rows, which never search the ring, still measure.
+mkdir -p "$tmp/src"
+cp -r "$E2E_ROOT/bpf" "$E2E_ROOT/include" "$tmp/src/"
+sed -i 's/^\t\tif (rm_ring_owner(svc_id, h, &node_id))$/\t\tnode_id = 1;\n\t\tif (h == 7 \&\& rm_ring_owner(svc_id, h, \&node_id))/' \
+	"$tmp/src/bpf/ringmaster.bpf.c"
+if ! grep -q '^		node_id = 1;$' "$tmp/src/bpf/ringmaster.bpf.c"; then
+	e2e_fail "the ring search call in bpf/ringmaster.bpf.c moved: update this test's sed"
+elif ! (cd "$tmp/src" &&
+	# shellcheck disable=SC2046 # the build's flags, word by word
+	clang $(make -s -C "$E2E_ROOT" --no-print-directory print-bpf-cflags) \
+		-c bpf/ringmaster.bpf.c -o "$tmp/wrong.o") 2>"$tmp/cc.err"; then
+	e2e_fail "building the wrong candidate: $(tail -3 "$tmp/cc.err")"
+else
+	"$bench" --quick --rounds 5 kernel "$tmp/wrong.o" >"$tmp/w.out" 2>&1
+	rc=$?
+	e2e_expect_eq "a wrong candidate exits 3 (a path not verified)" "$rc" 3
+	e2e_check "its ring rows fail on the output frame" test \
+		"$(grep -c 'ring search (TCP SYN).*FAILED: path not verified: candidate output differs' "$tmp/w.out")" -eq 4
+	e2e_check "its table-hit rows still measure" test \
+		"$(grep 'connection-table hit' "$tmp/w.out" | grep -vc FAILED)" -eq 4
+fi
+
+# Bad candidates and arguments: defined exits, the problem named.
+"$bench" --quick kernel "$tmp/nosuch.o" >/dev/null 2>"$tmp/e1"
+rc=$?
+e2e_check "a missing candidate exits 1 naming it (rc $rc)" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'opening the candidate $tmp/nosuch.o' '$tmp/e1'"
+"$bench" --quick kernel "$E2E_BUILD/baseline.bpf.o" >/dev/null 2>"$tmp/e2"
+rc=$?
+e2e_check "a candidate without rm_xdp exits 1 saying so (rc $rc)" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'has no program rm_xdp' '$tmp/e2'"
+"$bench" kernel "$obj" "$obj" >/dev/null 2>"$tmp/e3"
+rc=$?
+e2e_check "two candidates are a usage error: exit 2 (rc $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'usage: ringbench kernel' '$tmp/e3'"
+
+e2e_finish
