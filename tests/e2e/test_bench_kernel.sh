@@ -29,13 +29,14 @@ done
 tmp=$(mktemp -d /tmp/rmt-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# rows_ok FILE: the markdown rows of a run, none FAILED, at least one.
+# rows_ok FILE: no row of the run FAILED, and the 1k ring has all 5 rows.
 rows_ok()
 {
 	! grep -q "FAILED" "$1" && [ "$(grep -c '^| 1k |' "$1")" -ge 5 ]
 }
 
-# json_rows FILE: "status path" of every row of the JSON.
+# json_rows FILE: "STATUS bare|- PATH" of every row of the JSON ("bare":
+# the row has the bare table lookup).
 json_rows()
 {
 	python3 -c '
