@@ -241,7 +241,13 @@ static int etcd_error(const struct rm_etcd_opts *o, const char *url,
 			    "(e.g. subject /O=NAME)", url, msg);
 	if (strstr(msg, "authentication is not enabled"))
 		return fail(-EACCES, "etcd %s: %s: drop --user", url, msg);
-	if (strstr(msg, "connection closed") && !strncmp(o->url, "https:", 6))
+	/* The gateway's gRPC dial to etcd itself failed; the wording
+	 * ("connection closed", "failed to write client preface: ...
+	 * connection reset by peer") depends on who sees the TLS alert
+	 * first. */
+	if ((strstr(msg, "connection closed") ||
+	     strstr(msg, "connection error")) &&
+	    !strncmp(o->url, "https:", 6))
 		return fail(-EHOSTUNREACH, "etcd %s: %s: etcd's gateway could "
 			    "not reach etcd itself: under --client-cert-auth "
 			    "etcd's --cert-file must allow clientAuth too "
