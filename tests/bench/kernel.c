@@ -380,6 +380,18 @@ static int check_fixed_point(struct kctx *k, struct row *row, char *why,
 	return 0;
 }
 
+/* A variant runs PROG_FD alone, or on the mixed-flow rows behind tg_mix,
+ * which picks the flow and tail-calls it. */
+static void variant_set(const struct kctx *k, struct variant *v,
+			const char *name, enum kind kind, bool mixed,
+			int prog_fd)
+{
+	v->name = name;
+	v->kind = kind;
+	v->fd = mixed ? bpf_program__fd(k->tg->progs.tg_mix) : prog_fd;
+	v->next_fd = mixed ? prog_fd : 0;
+}
+
 static void row_init(struct kctx *k, struct row *row, const char *name,
 		     enum path path, bool mixed, __u32 daddr, __u8 flags)
 {
@@ -394,51 +406,25 @@ static void row_init(struct kctx *k, struct row *row, const char *name,
 			       flags == BENCH_TCP_SYN ? BENCH_CLIENT_IP + 1
 						      : BENCH_CLIENT_IP,
 			       daddr, 40000, BENCH_PORT, IPPROTO_TCP, flags);
-	row->var[0].name = "baseline";
-	row->var[0].kind = K_BASE;
-	row->var[1].name = "director";
-	row->var[1].kind = K_DIR;
-	row->var[2].kind = K_WRAP;
-	row->nvar = 3;
 	if (k->cand) {
 		/* the director is the reference, the candidate takes its
 		 * place; same frames, same checks */
-		row->var[0] = row->var[1];
-		row->var[0].name = "director (built)";
-		row->var[1].name = "candidate";
-		row->var[2].name = mixed ? "tg_mix alone" : "empty program";
-		row->var[0].fd =
-		    mixed ? bpf_program__fd(k->tg->progs.tg_mix) : k->d.prog_fd;
-		row->var[0].next_fd = mixed ? k->d.prog_fd : 0;
-		row->var[1].fd = mixed ? row->var[0].fd : k->cand_fd;
-		row->var[1].next_fd = mixed ? k->cand_fd : 0;
-		row->var[2].fd = mixed
-				     ? row->var[0].fd
-				     : bpf_program__fd(k->tg->progs.tg_ret_tx);
-		row->var[2].next_fd =
-		    mixed ? bpf_program__fd(k->tg->progs.tg_ret_tx) : 0;
-		return;
+		variant_set(k, &row->var[0], "director (built)", K_DIR, mixed,
+			    k->d.prog_fd);
+		variant_set(k, &row->var[1], "candidate", K_DIR, mixed,
+			    k->cand_fd);
+	} else {
+		variant_set(k, &row->var[0], "baseline", K_BASE, mixed,
+			    bpf_program__fd(k->bl->progs.bl_tx));
+		variant_set(k, &row->var[1], "director", K_DIR, mixed,
+			    k->d.prog_fd);
 	}
-	if (!mixed) {
-		row->var[0].fd = bpf_program__fd(k->bl->progs.bl_tx);
-		row->var[1].fd = k->d.prog_fd;
-		row->var[2].name = "empty program";
-		row->var[2].fd = bpf_program__fd(k->tg->progs.tg_ret_tx);
-		return;
-	}
-	row->var[0].fd = bpf_program__fd(k->tg->progs.tg_mix);
-	row->var[0].next_fd = bpf_program__fd(k->bl->progs.bl_tx);
-	row->var[1].fd = row->var[0].fd;
-	row->var[1].next_fd = k->d.prog_fd;
-	row->var[2].name = "tg_mix alone";
-	row->var[2].fd = row->var[0].fd;
-	row->var[2].next_fd = bpf_program__fd(k->tg->progs.tg_ret_tx);
-	if (path == P_HIT && k->d.conns_fd >= 0) {
-		row->var[3].name = "bare rm_conns lookup";
-		row->var[3].kind = K_PROBE;
-		row->var[3].fd = row->var[0].fd;
-		row->var[3].next_fd =
-		    bpf_program__fd(k->tg->progs.tg_conn_probe);
+	variant_set(k, &row->var[2], mixed ? "tg_mix alone" : "empty program",
+		    K_WRAP, mixed, bpf_program__fd(k->tg->progs.tg_ret_tx));
+	row->nvar = 3;
+	if (!k->cand && mixed && path == P_HIT && k->d.conns_fd >= 0) {
+		variant_set(k, &row->var[3], "bare rm_conns lookup", K_PROBE,
+			    true, bpf_program__fd(k->tg->progs.tg_conn_probe));
 		row->nvar = 4;
 	}
 }
@@ -621,14 +607,12 @@ static void row_init_chain(struct kctx *k, struct row *row, const char *name,
 			   enum path path, __u32 daddr)
 {
 	row_init(k, row, name, path, false, daddr, BENCH_TCP_SYN);
-	row->var[0].name = "director alone";
-	row->var[0].kind = K_DIR;
-	row->var[0].fd = k->d.prog_fd;
-	row->var[1].name = "root + director in slot 0";
-	row->var[1].fd = bpf_program__fd(k->root->progs.rm_root);
-	row->var[2].name = "root, empty chain";
-	row->var[2].kind = K_PASS;
-	row->var[2].fd = bpf_program__fd(k->root_empty->progs.rm_root);
+	variant_set(k, &row->var[0], "director alone", K_DIR, false,
+		    k->d.prog_fd);
+	variant_set(k, &row->var[1], "root + director in slot 0", K_DIR,
+		    false, bpf_program__fd(k->root->progs.rm_root));
+	variant_set(k, &row->var[2], "root, empty chain", K_PASS, false,
+		    bpf_program__fd(k->root_empty->progs.rm_root));
 }
 
 /* The chain's rows, measured on the ring installed now. */
