@@ -142,18 +142,25 @@ _e2e_on_exit()
 	exit "$rc"
 }
 
+# e2e_require [WHY [FILE...]]: root, which WHY needs (network namespaces),
+# and the built FILEs (rm_server and rm_client).
 e2e_require()
 {
+	local why=${1:-network namespaces} t
 	# Not root: nothing here can run; say so and skip (exit 77), which
 	# the runner counts as a skip, not a pass.
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "SKIP: $E2E_NAME needs root (network namespaces)"
+		echo "SKIP: $E2E_NAME needs root ($why)"
 		echo "0 passed, 0 failed, 1 skipped"
 		exit "$RM_TEST_SKIP"
 	fi
-	local t
-	for t in "$RM_SERVER" "$RM_CLIENT"; do
-		if [ ! -x "$t" ]; then
+	if [ $# -gt 1 ]; then
+		shift
+	else
+		set -- "$RM_SERVER" "$RM_CLIENT"
+	fi
+	for t in "$@"; do
+		if [ ! -e "$t" ]; then
 			echo "$E2E_NAME: $t missing: run make first" >&2
 			exit 1
 		fi

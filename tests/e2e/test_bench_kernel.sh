@@ -13,23 +13,14 @@ set -u
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $E2E_NAME needs root (bpf_prog_test_run)"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit "$RM_TEST_SKIP"
-fi
 bench=$E2E_BUILD/ringbench
 obj=$E2E_BUILD/ringmaster.bpf.o
-for f in "$bench" "$obj" "$E2E_BUILD/baseline.bpf.o"; do
-	[ -e "$f" ] || {
-		echo "$E2E_NAME: $f missing: run make first" >&2
-		exit 1
-	}
-done
+e2e_require bpf_prog_test_run "$bench" "$obj" "$E2E_BUILD/baseline.bpf.o"
 tmp=$(mktemp -d /tmp/rmt-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # rows_ok FILE: no row of the run FAILED, and the 1k ring has all 5 rows.
+# shellcheck disable=SC2317 # called through e2e_check
 rows_ok()
 {
 	! grep -q "FAILED" "$1" && [ "$(grep -c '^| 1k |' "$1")" -ge 5 ]
@@ -83,15 +74,14 @@ e2e_expect_eq "the JSON names the candidate" \
 # (their output is checked against the ring's owner) and exit 3, while
 # the table-hit rows, which never search the ring, still measure.
 mkdir -p "$tmp/src"
+read -r -a bpf_cflags <<<"$(make -s -C "$E2E_ROOT" --no-print-directory print-bpf-cflags)"
 cp -r "$E2E_ROOT/bpf" "$E2E_ROOT/include" "$tmp/src/"
 sed -i 's/^\t\tif (rm_ring_owner(svc_id, h, &node_id))$/\t\tnode_id = 1;\n\t\tif (h == 7 \&\& rm_ring_owner(svc_id, h, \&node_id))/' \
 	"$tmp/src/bpf/ringmaster.bpf.c"
 if ! grep -q '^		node_id = 1;$' "$tmp/src/bpf/ringmaster.bpf.c"; then
 	e2e_fail "the ring search call in bpf/ringmaster.bpf.c moved: update this test's sed"
-elif ! (cd "$tmp/src" &&
-	# shellcheck disable=SC2046 # the build's flags, word by word
-	clang $(make -s -C "$E2E_ROOT" --no-print-directory print-bpf-cflags) \
-		-c bpf/ringmaster.bpf.c -o "$tmp/wrong.o") 2>"$tmp/cc.err"; then
+elif ! (cd "$tmp/src" && clang "${bpf_cflags[@]}" \
+	-c bpf/ringmaster.bpf.c -o "$tmp/wrong.o") 2>"$tmp/cc.err"; then
 	e2e_fail "building the wrong candidate: $(tail -3 "$tmp/cc.err")"
 else
 	"$bench" --quick --rounds 5 kernel "$tmp/wrong.o" >"$tmp/w.out" 2>&1
