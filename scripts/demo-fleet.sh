@@ -65,7 +65,10 @@ ip netns exec "$FL_CLIENT_NS" "$CLIENT" --vip "$FL_VIP4" --port "$FL_PORT" \
 	--gap-ms 20 --ready-file "$FL_DIR/ready" >"$FL_DIR/hold" \
 	2>"$FL_DIR/hold.err" &
 hold=$!
-for ((t = 0; t < 200 && ! -s "$FL_DIR/ready"; t++)); do sleep 0.1; done
+for ((t = 0; t < 200; t++)); do
+	[ -s "$FL_DIR/ready" ] && break
+	sleep 0.1
+done
 say "$(cat "$FL_DIR/ready" 2>/dev/null)"
 sleep 3
 

@@ -12,6 +12,7 @@ pkgs=(
 	clang-tools cppcheck libclang-rt-14-dev # make analyze, make fuzz (libFuzzer)
 	iproute2 ethtool iputils-ping
 	python3
+	shellcheck # tests/static/test_shellcheck.sh
 	# man pages (groff -ww, man --warnings), completion, systemd-analyze
 	# verify, and setpriv/strings in the install test
 	groff-base man-db bash-completion systemd util-linux binutils

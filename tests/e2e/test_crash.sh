@@ -104,10 +104,10 @@ change()
 	case $((RANDOM % 10)) in
 	0) echo service add "$s" --vip 198.18.1.$((RANDOM % 4 + 1)) --port 80 --proto tcp --vnodes 200 ;;
 	1) echo service del "$s" ;;
-	2 | 3) echo node add "$s" "$n" --mac 02:00:00:00:01:$(printf %02x $((RANDOM % 256))) --dev rmc0 --weight $((RANDOM % 3 + 1)) ;;
+	2 | 3) echo node add "$s" "$n" --mac "02:00:00:00:01:$(printf %02x $((RANDOM % 256)))" --dev rmc0 --weight $((RANDOM % 3 + 1)) ;;
 	4) echo node del "$s" "$n" ;;
 	5) echo node set "$s" "$n" --weight $((RANDOM % 4 + 1)) ;;
-	6) echo node set "$s" "$n" --$([ $((RANDOM % 2)) = 0 ] && echo drain || echo down) ;;
+	6) echo node set "$s" "$n" "--$([ $((RANDOM % 2)) = 0 ] && echo drain || echo down)" ;;
 	7) echo node set "$s" "$n" --active ;;
 	8) echo seed --set "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" ;;
 	9) echo node add "$s" "$n" --mac 02:00:00:00:02:01 --dev rmc0 ;;

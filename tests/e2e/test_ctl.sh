@@ -78,8 +78,8 @@ for f in /proc/sys/net/ipv6/conf/*/disable_ipv6; do echo 1 >"$f"; done 2>/dev/nu
 # so a swapped ring shows too).
 digest()
 {
-	local d=${1:-$PIN} f
-	for f in "$d"/*; do
+	local f
+	for f in "$PIN"/*; do
 		echo "== $f"
 		bpftool -j map dump pinned "$f" 2>&1
 	done | sha256sum | cut -d' ' -f1

@@ -158,7 +158,6 @@ e2e_expect_eq "an absent DIR: exit 1, says which directory" \
 
 tb_spawn "$TB_DIR_NS" "$work/ringexport.log" "$RINGEXPORT" \
 	--listen "127.0.0.1:$EXPORT_PORT" --pin-dir /sys/fs/bpf/ringmaster
-export_pid=$TB_LAST_PID
 e2e_wait_for 10 grep -q 'serving /metrics' "$work/ringexport.log" ||
 	e2e_die "ringexport did not start: $(cat "$work/ringexport.log")"
 tb_exec "$TB_DIR_NS" curl -sS -D "$work/http.hdr" -o "$work/http.body" \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the static suites (sourced, not run): the repository root as
 # cwd, BUILD as an absolute path, and the pass/fail counters the suites'
 # closing "N passed, N failed" line reports.

@@ -8,6 +8,7 @@
 # --dev and attach. The live names (services, nodes) are checked against a
 # director in tests/e2e/test_system.sh.
 set -u
+# shellcheck source=tests/static/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ -x "$BUILD/ringctl" ] || { echo "FAIL: $BUILD/ringctl missing: run make"; echo "0 passed, 1 failed"; exit 1; }
 export PATH=$BUILD:$PATH

@@ -12,6 +12,7 @@
 #   - `make uninstall` with the same variables removes exactly the files
 #     install wrote (the file lists match; no file is left).
 set -u
+# shellcheck source=tests/static/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d /tmp/rm-install.XXXXXX)

@@ -12,6 +12,7 @@
 #   - every ringctl/ringload command line of the README is among the
 #     pages' examples.
 set -u
+# shellcheck source=tests/static/lib.sh
 . "$(dirname "$0")/lib.sh"
 for t in groff man; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing: run scripts/install-deps.sh"; echo "0 passed, 1 failed"; exit 1; }

@@ -9,6 +9,7 @@
 # (restart keeps the program and the flows, a "reboot" restores the saved
 # file) is tests/e2e/test_system.sh.
 set -u
+# shellcheck source=tests/static/lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze missing (package systemd): run scripts/install-deps.sh"; echo "0 passed, 1 failed"; exit 1; }
 
