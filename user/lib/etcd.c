@@ -162,6 +162,18 @@ static CURL *handle(const struct rm_etcd_opts *o, const char *path,
 	return c;
 }
 
+/* etcd closed the TLS session: it refused our client certificate, or
+ * wants one. */
+static const char *tls_ended_hint(const struct rm_etcd_opts *o)
+{
+	return o->cert ? ": etcd ended the TLS session: is the --cert "
+			 "certificate signed by the CA etcd trusts (its "
+			 "--trusted-ca-file)?"
+		       : ": etcd ended the TLS session: it requires a client "
+			 "certificate (etcd --client-cert-auth): give --cert "
+			 "FILE --tls-key FILE";
+}
+
 /* A transfer that failed: curl's words, and which option fixes it when
  * the failure says (curl alone names no option). */
 static int transport_error(const struct rm_etcd_opts *o, const char *url,
@@ -194,19 +206,16 @@ static int transport_error(const struct rm_etcd_opts *o, const char *url,
 		if (strstr(cerr, "wrong version number"))
 			hint = ": etcd does not speak TLS there: use an "
 			       "http:// URL";
-		else if (tls && !o->cert)
-			hint = ": etcd ended the TLS session: it requires a "
-			       "client certificate (etcd --client-cert-auth): "
-			       "give --cert FILE --tls-key FILE";
 		else if (tls)
-			hint = ": etcd ended the TLS session: is the --cert "
-			       "certificate signed by the CA etcd trusts (its "
-			       "--trusted-ca-file)?";
+			hint = tls_ended_hint(o);
 		break;
 	case CURLE_GOT_NOTHING:
-		if (!tls)
-			hint = ": if etcd serves TLS, use an https:// URL with "
-			       "--cacert";
+		/* under TLS 1.3 a refused client certificate ends the
+		 * session after curl's handshake: an empty reply, a failed
+		 * send or a failed read, as timing has it */
+		hint = tls ? tls_ended_hint(o)
+			   : ": if etcd serves TLS, use an https:// URL with "
+			     "--cacert";
 		break;
 	default:
 		break;
