@@ -160,7 +160,8 @@ e2e_require()
 		set -- "$RM_SERVER" "$RM_CLIENT"
 	fi
 	for t in "$@"; do
-		if [ ! -e "$t" ]; then
+		# programs must be executable; BPF objects only there
+		if [ ! -x "$t" ] && { [[ $t != *.o ]] || [ ! -e "$t" ]; }; then
 			echo "$E2E_NAME: $t missing: run make first" >&2
 			exit 1
 		fi
