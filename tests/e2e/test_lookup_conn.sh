@@ -37,7 +37,6 @@ e2e_client --vip "$TB_VIP4" --proto tcp --hold "$HOLD" --duration 120 \
 	--sport-base "$base" --ready-file "$ready" \
 	>"$work/hold.out" 2>"$work/hold.err" &
 hold_pid=$!
-# shellcheck disable=SC2016 # expanded at teardown
 e2e_on_teardown "kill $hold_pid 2>/dev/null"
 e2e_wait_for 20 test -s "$ready" || e2e_die "held connections never ready: $(cat "$work/hold.err")"
 e2e_expect_eq "$HOLD connections open" "$(cat "$ready")" "connected $HOLD $HOLD"
