@@ -182,6 +182,35 @@ e2e_setup()
 	e2e_log "testbed $TB_SUF: $TB_NODES nodes, state in $TB_STATE_DIR"
 }
 
+# e2e_own_netns PREFIX [LINKS_FN]: for control-plane suites that need no
+# testbed, only a namespace and a bpffs of their own. Outside, it makes the
+# namespace PREFIX-<random>, has LINKS_FN NS make its devices there, runs
+# the script again inside under `ip netns exec` (whose mount namespace takes
+# the bpffs and every pin with it) and exits with that run's status; the
+# namespace goes on every exit. Inside (E2E_INNER set) it mounts the bpffs
+# and returns.
+e2e_own_netns()
+{
+	local prefix=$1 links=${2:-} ns
+	if [ -n "${E2E_INNER:-}" ]; then
+		mount -t bpf bpf /sys/fs/bpf || e2e_die "mount a bpffs of its own"
+		return 0
+	fi
+	e2e_require "network namespaces, BPF" "$E2E_BUILD/ringload" \
+		"$E2E_BUILD/ringctl"
+	ns=$prefix-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+	# shellcheck disable=SC2064 # the name is known now
+	trap "ip netns del '$ns' 2>/dev/null" EXIT
+	trap 'exit 130' INT HUP PIPE
+	trap 'exit 143' TERM
+	ip netns add "$ns" || e2e_die "ip netns add $ns"
+	if [ -n "$links" ] && ! "$links" "$ns"; then
+		e2e_die "$links: the devices of namespace $ns"
+	fi
+	ip netns exec "$ns" env E2E_INNER=1 E2E_BUILD="$E2E_BUILD" bash "$0"
+	exit $?
+}
+
 # e2e_start_server I [PORT [NAME]]: rm_server in node I's namespace (as
 # NAME, default the node's name), logging and counting into the testbed's
 # state directory; waits for its ready line.

@@ -13,37 +13,17 @@
 # behind by a dead writer).
 set -u
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${BUILD:-$TOP/build}
-case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
-LOAD=$BUILD/ringload
-CTL=$BUILD/ringctl
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+LOAD=$E2E_BUILD/ringload
+CTL=$E2E_BUILD/ringctl
 CHANGES=${RM_CRASH_CHANGES:-300}
 
-if [ -z "${RMT_INNER:-}" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "SKIP: test_crash needs root (network namespaces, BPF)"
-		echo "0 passed, 0 failed, 1 skipped"
-		exit 77 # RM_TEST_SKIP
-	fi
-	for t in "$LOAD" "$CTL"; do
-		[ -x "$t" ] || { echo "test_crash: $t missing: run make" >&2; exit 1; }
-	done
-	NS=rmc-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-	trap 'ip netns del "$NS" 2>/dev/null' EXIT
-	trap 'exit 130' INT HUP PIPE
-	trap 'exit 143' TERM
-	ip netns add "$NS" || { echo "0 passed, 1 failed"; exit 1; }
-	ip -n "$NS" link add name rmc0 type veth peer name rmc1 ||
-		{ echo "0 passed, 1 failed"; exit 1; }
-	ip netns exec "$NS" env RMT_INNER=1 BUILD="$BUILD" bash "$0"
-	exit $?
-fi
+crash_links() { ip -n "$1" link add name rmc0 type veth peer name rmc1; }
+e2e_own_netns rmc crash_links
 
 PIN=/sys/fs/bpf/rmt-crash
 TMP=$(mktemp -d /tmp/rmt-crash.XXXXXX)
-PASSED=0
-FAILED=0
 cleanup()
 {
 	"$LOAD" --pin-dir "$PIN" detach rmc0 --purge >/dev/null 2>&1
@@ -51,13 +31,9 @@ cleanup()
 	umount /sys/fs/bpf 2>/dev/null
 }
 trap cleanup EXIT
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 C() { "$CTL" --pin-dir "$PIN" "$@"; }
 
-mount -t bpf bpf /sys/fs/bpf || { fail "mount bpffs"; echo "$PASSED passed, $FAILED failed"; exit 1; }
-check "attach rmc0" "$LOAD" --pin-dir "$PIN" attach rmc0 --mode generic
+e2e_check "attach rmc0" "$LOAD" --pin-dir "$PIN" attach rmc0 --mode generic
 
 # "ok" when every service's ring matches its node records, else why not
 consistent()
@@ -159,14 +135,13 @@ for ((i = 0; i < CHANGES; i++)); do
 	fi
 done
 echo "changes $CHANGES: killed $killed, completed $completed, refused $refused (restores $restores); $repaired kills landed mid-change and the next command completed them"
-check "every kill left a consistent state ($inconsistent did not)" test "$inconsistent" -eq 0
-check "after every kill the next command succeeded without cleanup ($lockfail did not)" test "$lockfail" -eq 0
-check "some changes were killed mid-way ($killed)" test "$killed" -gt 0
-check "some changes completed ($completed)" test "$completed" -gt 0
-check "the same pins as before" test "$(ls "$PIN" | sort | tr '\n' ' ')" = "$pins_before"
+e2e_check "every kill left a consistent state ($inconsistent did not)" test "$inconsistent" -eq 0
+e2e_check "after every kill the next command succeeded without cleanup ($lockfail did not)" test "$lockfail" -eq 0
+e2e_check "some changes were killed mid-way ($killed)" test "$killed" -gt 0
+e2e_check "some changes completed ($completed)" test "$completed" -gt 0
+e2e_check "the same pins as before" test "$(ls "$PIN" | sort | tr '\n' ' ')" = "$pins_before"
 nsvc=$(services)
-check "one inner ring map per service, none left behind ($(inner_maps) maps, $nsvc services)" test "$(inner_maps)" = "$nsvc"
-check "a last change goes through" C service add last --vip 198.18.2.1 --port 80 --proto udp
+e2e_check "one inner ring map per service, none left behind ($(inner_maps) maps, $nsvc services)" test "$(inner_maps)" = "$nsvc"
+e2e_check "a last change goes through" C service add last --vip 198.18.2.1 --port 80 --proto udp
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
+e2e_finish
