@@ -106,6 +106,7 @@ burst=$!
 e2e_on_teardown "kill $burst 2>/dev/null"
 sleep 0.3
 e2e_ctl top --once --json --interval 1s >"$work/flows.json"
+e2e_ctl stats --json >"$work/flows-stats.json"
 e2e_ctl top --once --interval 1s >"$work/flows.txt"
 wait "$burst"
 e2e_expect_eq "top --json: while new flows arrive, every node has new flows/s > 0" \
@@ -114,6 +115,9 @@ e2e_expect_eq "top --json: while new flows arrive, every node has new flows/s > 
 # in flows over the interval: rates are floats, their sums round apart
 e2e_expect_eq "top --json: the service's new flows/s is its nodes' sum" \
 	"$(e2e_json '[(s["name"], round(s["new_flows_per_s"] * d["interval_s"]), sum(round(n["new_flows_per_s"] * d["interval_s"]) for n in s["nodes"])) for s in d["services"]]' <"$work/flows.json" | awk '$2 > 0 && $2 == $3 { print $1 }')" \
+	"dns"
+e2e_expect_eq "stats --json while new flows arrive: the service's new flows are its nodes' sum" \
+	"$(e2e_json '[s["name"] for s in d["services"] if s["new_flows"] > 0 and s["new_flows"] == sum(n["new_flows"] for n in s["nodes"])]' <"$work/flows-stats.json")" \
 	"dns"
 e2e_expect_eq "top: the FLOWS/S column shows a rate for every node" \
 	"$(awk '$1 ~ /^node/ && $6 > 0 { print $1 }' "$work/flows.txt" | sort | xargs)" \

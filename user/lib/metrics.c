@@ -86,17 +86,12 @@ static int scrape_read(struct scrape *s, const char *pin_dir)
 		err = rm_state_counters(&s->st, s->cnt);
 	if (!err)
 		err = rm_state_conn_count(&s->st, &s->snap, &s->conns);
-	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
-		if (!s->snap.svc[i].in_use)
-			continue;
-		err = rm_state_traffic(&s->st, RM_M_SVC_STATS, i, &s->svc[i]);
-		if (!err)
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
+		if (s->snap.svc[i].in_use)
 			err = read_ring(s, i);
-	}
-	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
-		if (node_used(s, i))
-			err = rm_state_traffic(&s->st, RM_M_NODE_STATS, i,
-					       &s->node[i]);
+	if (!err)
+		err = rm_state_traffic_rows(&s->st, &s->snap, -1, s->svc,
+					    s->node);
 	if (!err)
 		err = rm_history_read(pin_dir, &s->hist, &recs, &nrec);
 	if (!err)

@@ -136,6 +136,18 @@ int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX]);
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 		     struct rm_traffic *out);
+/* The rows of service only (-1: every service in use) and of its nodes
+ * into svc[RM_MAX_SERVICES] and node[RM_MAX_NODES]; other rows stay as
+ * they were. The node rows are read between two reads of the service
+ * rows, and again while those moved, up to RM_TRAFFIC_TRIES times: the
+ * data path counts a packet's service and at once its node, so a service's
+ * row is then its nodes' sum though packets arrive during the read. */
+#ifndef RM_TRAFFIC_TRIES
+#define RM_TRAFFIC_TRIES 4
+#endif
+int rm_state_traffic_rows(struct rm_state *st, const struct rm_snap *s,
+			  int only, struct rm_traffic *svc,
+			  struct rm_traffic *node);
 
 /* ---- the connection table -------------------------------------------- */
 /* Is entry c of a flow of protocol proto one the data plane still

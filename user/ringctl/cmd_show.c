@@ -705,7 +705,7 @@ out:
 int cmd_stats(struct ctl_opts *o)
 {
 	__u64 cnt[RM_CNT_MAX];
-	struct rm_traffic t;
+	struct rm_traffic *svc = NULL, *node = NULL;
 	struct rm_json j;
 	struct live lv;
 	int ret;
@@ -718,7 +718,15 @@ int cmd_stats(struct ctl_opts *o)
 	ret = live_open(o, &lv, RM_LOCK_NONE);
 	if (ret)
 		return ret;
-	if (rm_state_counters(&lv.st, cnt)) {
+	svc = calloc(RM_MAX_SERVICES, sizeof(*svc));
+	node = calloc(RM_MAX_NODES, sizeof(*node));
+	if (!svc || !node) {
+		ret = ctl_runtime_error("out of memory");
+		goto out;
+	}
+	/* everything read before anything is printed */
+	if (rm_state_counters(&lv.st, cnt) ||
+	    rm_state_traffic_rows(&lv.st, lv.old, -1, svc, node)) {
 		ret = ctl_runtime_error("%s", rm_errmsg());
 		goto out;
 	}
@@ -741,48 +749,43 @@ int cmd_stats(struct ctl_opts *o)
 		printf("\n%-20s %-20s %14s %16s %12s\n", "SERVICE", "NODE",
 		       "PACKETS", "BYTES", "NEW-FLOWS");
 	}
-	for (__u32 i = 0; i < RM_MAX_SERVICES && !ret; i++) {
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		const struct rm_traffic *t = &svc[i];
+
 		if (!lv.old->svc[i].in_use)
 			continue;
-		if (rm_state_traffic(&lv.st, RM_M_SVC_STATS, i, &t)) {
-			ret = ctl_runtime_error("%s", rm_errmsg());
-			break;
-		}
 		if (o->json) {
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "name", lv.old->svc[i].name);
-			rm_json_u64(&j, "packets", t.packets);
-			rm_json_u64(&j, "bytes", t.bytes);
-			rm_json_u64(&j, "new_flows", t.new_flows);
+			rm_json_u64(&j, "packets", t->packets);
+			rm_json_u64(&j, "bytes", t->bytes);
+			rm_json_u64(&j, "new_flows", t->new_flows);
 			rm_json_arr_open(&j, "nodes");
 		} else {
 			printf("%-20s %-20s %14llu %16llu %12llu\n",
 			       lv.old->svc[i].name, "*",
-			       (unsigned long long)t.packets,
-			       (unsigned long long)t.bytes,
-			       (unsigned long long)t.new_flows);
+			       (unsigned long long)t->packets,
+			       (unsigned long long)t->bytes,
+			       (unsigned long long)t->new_flows);
 		}
-		for (__u32 k = 0; k < RM_MAX_NODES && !ret; k++) {
+		for (__u32 k = 0; k < RM_MAX_NODES; k++) {
 			const struct rm_node *n = &lv.old->node[k];
+			const struct rm_traffic *nt = &node[k];
 
 			if (n->state == RM_NODE_FREE || n->svc_id != i)
 				continue;
-			if (rm_state_traffic(&lv.st, RM_M_NODE_STATS, k, &t)) {
-				ret = ctl_runtime_error("%s", rm_errmsg());
-				break;
-			}
 			if (!o->json) {
 				printf("%-20s %-20s %14llu %16llu %12llu\n", "",
-				       n->name, (unsigned long long)t.packets,
-				       (unsigned long long)t.bytes,
-				       (unsigned long long)t.new_flows);
+				       n->name, (unsigned long long)nt->packets,
+				       (unsigned long long)nt->bytes,
+				       (unsigned long long)nt->new_flows);
 				continue;
 			}
 			rm_json_obj_open(&j, NULL);
 			rm_json_str(&j, "name", n->name);
-			rm_json_u64(&j, "packets", t.packets);
-			rm_json_u64(&j, "bytes", t.bytes);
-			rm_json_u64(&j, "new_flows", t.new_flows);
+			rm_json_u64(&j, "packets", nt->packets);
+			rm_json_u64(&j, "bytes", nt->bytes);
+			rm_json_u64(&j, "new_flows", nt->new_flows);
 			rm_json_obj_close(&j);
 		}
 		if (o->json) {
@@ -795,10 +798,12 @@ int cmd_stats(struct ctl_opts *o)
 		health_counters(&j, o->pin_dir);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
-	} else if (!ret) {
+	} else {
 		health_counters(NULL, o->pin_dir);
 	}
 out:
+	free(svc);
+	free(node);
 	live_close(&lv);
 	return ret;
 }

@@ -75,48 +75,14 @@ static bool shown_node(const struct top *t, __u32 i)
 	       shown_svc(t, n->svc_id);
 }
 
-/* Reads the shown services' rows; *moved: whether one differs from before. */
-static int read_svcs(struct top *t, struct rm_traffic *svc, bool *moved)
-{
-	int err = 0;
-
-	*moved = false;
-	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
-		struct rm_traffic now;
-
-		if (!shown_svc(t, i))
-			continue;
-		err = rm_state_traffic(&t->lv.st, RM_M_SVC_STATS, i, &now);
-		*moved |= memcmp(&now, &svc[i], sizeof(now)) != 0;
-		svc[i] = now;
-	}
-	return err;
-}
-
-/* Takes the node rows again while packets reached a shown service during
- * the read, so that a service's row is its nodes' sum: the data path counts
- * a packet's service and then at once its node. */
-#define SAMPLE_TRIES 4
-
 static int sample(struct top *t, struct sample *s)
 {
 	int err = rm_state_counters(&t->lv.st, s->cnt);
-	bool moved;
 
 	s->t = now_s();
 	if (!err)
-		err = read_svcs(t, s->svc, &moved);
-	for (int try = 0; try < SAMPLE_TRIES && !err; try++) {
-		for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
-			if (shown_node(t, i))
-				err = rm_state_traffic(&t->lv.st,
-						       RM_M_NODE_STATS, i,
-						       &s->node[i]);
-		if (!err)
-			err = read_svcs(t, s->svc, &moved);
-		if (!moved)
-			break;
-	}
+		err = rm_state_traffic_rows(&t->lv.st, t->lv.old, t->only,
+					    s->svc, s->node);
 	return err;
 }
 
