@@ -29,14 +29,6 @@ struct scrape {
 	bool hc_ran;		 /* ... if one ever ran on this pin dir */
 };
 
-static bool node_used(const struct scrape *s, __u32 i)
-{
-	const struct rm_node *n = &s->snap.node[i];
-
-	return n->state != RM_NODE_FREE && n->svc_id < RM_MAX_SERVICES &&
-	       s->snap.svc[n->svc_id].in_use;
-}
-
 /* The ring the kernel searches, not one rebuilt from the configuration:
  * the metrics say what the data plane does. */
 static int read_ring(struct scrape *s, __u32 svc)
@@ -251,7 +243,7 @@ static void write_node_family(FILE *f, const struct scrape *s,
 {
 	family(f, name, type, help);
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
-		if (!node_used(s, i))
+		if (!rm_snap_node_used(&s->snap, i, -1))
 			continue;
 		node_labels(f, s, name, i);
 		sample_u64(f, field(s, i));
@@ -301,7 +293,7 @@ static void write_node_enum(FILE *f, const struct scrape *s, const char *name,
 {
 	family(f, name, "gauge", help);
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
-		if (!node_used(s, i))
+		if (!rm_snap_node_used(&s->snap, i, -1))
 			continue;
 		for (size_t k = 0; k < n; k++) {
 			node_labels(f, s, name, i);
@@ -348,7 +340,7 @@ static void write_nodes(FILE *f, const struct scrape *s)
 	       "Exact share of the service's hash space the node owns in the "
 	       "live ring (0 to 1).");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
-		if (!node_used(s, i))
+		if (!rm_snap_node_used(&s->snap, i, -1))
 			continue;
 		node_labels(f, s, "ringmaster_node_ring_share", i);
 		/* %.17g: the exact keys / 2^32 survives the round trip */

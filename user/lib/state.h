@@ -60,6 +60,23 @@ struct rm_snap {
 	struct rm_node node[RM_MAX_NODES];
 };
 
+/* Service i is in use, and is service only (-1: any service). */
+static inline bool rm_snap_svc_used(const struct rm_snap *s, __u32 i,
+				    int only)
+{
+	return s->svc[i].in_use && (only < 0 || (int)i == only);
+}
+
+/* Node slot i holds a node of a service rm_snap_svc_used() takes. */
+static inline bool rm_snap_node_used(const struct rm_snap *s, __u32 i,
+				     int only)
+{
+	const struct rm_node *n = &s->node[i];
+
+	return n->state != RM_NODE_FREE && n->svc_id < RM_MAX_SERVICES &&
+	       rm_snap_svc_used(s, n->svc_id, only);
+}
+
 const char *rm_errmsg(void);
 
 /* ---- bpffs, creation, removal ---------------------------------------- */

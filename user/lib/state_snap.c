@@ -245,11 +245,6 @@ int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
 	return err;
 }
 
-static bool traffic_svc(const struct rm_snap *s, int only, __u32 i)
-{
-	return s->svc[i].in_use && (only < 0 || (int)i == only);
-}
-
 /* Reads the rows of the services chosen; *moved: whether one changed. */
 static int traffic_svcs(struct rm_state *st, const struct rm_snap *s,
 			int only, struct rm_traffic *svc, bool *moved)
@@ -260,7 +255,7 @@ static int traffic_svcs(struct rm_state *st, const struct rm_snap *s,
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		struct rm_traffic now;
 
-		if (!traffic_svc(s, only, i))
+		if (!rm_snap_svc_used(s, i, only))
 			continue;
 		err = rm_state_traffic(st, RM_M_SVC_STATS, i, &now);
 		*moved |= memcmp(&now, &svc[i], sizeof(now)) != 0;
@@ -277,15 +272,10 @@ int rm_state_traffic_rows(struct rm_state *st, const struct rm_snap *s,
 	int err = traffic_svcs(st, s, only, svc, &moved);
 
 	for (int try = 0; try < RM_TRAFFIC_TRIES && !err; try++) {
-		for (__u32 i = 0; i < RM_MAX_NODES && !err; i++) {
-			const struct rm_node *n = &s->node[i];
-
-			if (n->state != RM_NODE_FREE &&
-			    n->svc_id < RM_MAX_SERVICES &&
-			    traffic_svc(s, only, n->svc_id))
+		for (__u32 i = 0; i < RM_MAX_NODES && !err; i++)
+			if (rm_snap_node_used(s, i, only))
 				err = rm_state_traffic(st, RM_M_NODE_STATS, i,
 						       &node[i]);
-		}
 		if (!err)
 			err = traffic_svcs(st, s, only, svc, &moved);
 		if (!moved)

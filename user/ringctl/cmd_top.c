@@ -64,15 +64,12 @@ static double now_s(void)
 
 static bool shown_svc(const struct top *t, __u32 i)
 {
-	return t->lv.old->svc[i].in_use && (t->only < 0 || (int)i == t->only);
+	return rm_snap_svc_used(t->lv.old, i, t->only);
 }
 
 static bool shown_node(const struct top *t, __u32 i)
 {
-	const struct rm_node *n = &t->lv.old->node[i];
-
-	return n->state != RM_NODE_FREE && n->svc_id < RM_MAX_SERVICES &&
-	       shown_svc(t, n->svc_id);
+	return rm_snap_node_used(t->lv.old, i, t->only);
 }
 
 static int sample(struct top *t, struct sample *s)
