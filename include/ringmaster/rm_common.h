@@ -66,6 +66,12 @@
 /* Probes a search may take: enough for the whole ring, whatever the index. */
 #define RM_SEARCH_MAX_PROBES (RM_MAX_RING_ENTRIES_LOG2 + 1)
 
+/* Previous ring generations a service keeps for the handover window
+ * (second chance: rm_encap.h's hop list). */
+#ifndef RM_RING_GENS
+#define RM_RING_GENS 2
+#endif
+
 /* Total slots of a ring map: header + index + entries. */
 #define RM_RING_SLOTS(bits, n) (1u + (1u << (bits)) + ((n) + 1) / 2)
 #define RM_RING_MAX_SLOTS RM_RING_SLOTS(RM_INDEX_BITS_MAX, RM_MAX_RING_ENTRIES)

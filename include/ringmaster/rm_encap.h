@@ -57,6 +57,63 @@ static inline __be16 rm_gue_sport(const struct rm_flow *f)
 	return (__be16)(((h & 0xff) << 8) | (h >> 8)); /* htons, both sides */
 }
 
+/* ---- second chance: the hop list (GUE variant 0 private data) ------ */
+/* A flow whose ring owner changed within the handover window (previous
+ * ring generations, README "Second chance") is sent to a GUE node with a
+ * GUE header (variant 0, draft-ietf-intarea-gue) whose private data is
+ * the list of nodes that may hold its connection: the current owner
+ * first, then the older owners, newest first, deduplicated. A flow whose
+ * owner did not change keeps variant 1 (no GUE header): nothing extra.
+ * GitHub's GLB Director documents the same idea; the layout is ours.
+ *
+ *   outer IP | UDP (dport: the node's gue_port) | GUE header | hop list |
+ *   inner IP packet
+ *
+ *   GUE header, 4 bytes:
+ *     byte 0    ver (2 bits) = 0 | C (1 bit) = 0 | hlen (5 bits): the
+ *               private data's length in 32-bit words
+ *     byte 1    proto: the inner packet, RM_PROTO_IPIP (4) or
+ *               RM_PROTO_IPV6 (41)
+ *     bytes 2-3 flags: 0 (no optional field of the GUE draft is used)
+ *   hop list (the private data), 4 + count * (4 or 16) bytes:
+ *     bytes 0-1 type: RM_GUE_PRIV_HOPS (be)
+ *     byte 2    next: index of the hop a node without a local socket for
+ *               the flow sends the packet on to (the director sends 1;
+ *               each forward adds 1)
+ *     byte 3    count: hops in the list, 2..RM_GUE_HOPS_MAX
+ *     then      count addresses of the outer family (IPv4: 4 bytes,
+ *               IPv6: 16), hops[0] the current owner
+ *   so hlen = 1 + count (IPv4) or 1 + 4 * count (IPv6).
+ * Variant 0 and 1 are told apart by the top two bits after the UDP
+ * header: 00 is a GUE header, 01 an IPv4 or IPv6 inner packet. */
+#define RM_GUE_HOPS_MAX (1 + RM_RING_GENS) /* current owner + older ones */
+#define RM_GUE_HDR_LEN 4
+#define RM_GUE_PRIV_HOPS 0x5248 /* "RH": Ringmaster hops */
+#define RM_GUE_HOPS_HDR_LEN 4
+#define RM_GUE_HLEN_MASK 0x1f
+#define RM_GUE_VER(b0) ((b0) >> 6)
+#define RM_GUE_C(b0) (((b0) >> 5) & 1)
+#define RM_GUE_HLEN(b0) ((b0)&RM_GUE_HLEN_MASK)
+
+struct rm_gue_hdr {
+	__u8 vch;	/* ver << 6 | C << 5 | hlen */
+	__u8 proto;	/* RM_PROTO_IPIP / RM_PROTO_IPV6 */
+	__be16 flags;	/* be; zero */
+};
+
+struct rm_gue_hops {
+	__be16 type;	/* be; RM_GUE_PRIV_HOPS */
+	__u8 next;	/* index of the next hop to try */
+	__u8 count;	/* hops that follow */
+};
+
+/* Bytes of GUE header and hop list for count hops of an outer family. */
+static inline __u32 rm_gue_hops_len(__u32 count, __u8 addr_family)
+{
+	return RM_GUE_HDR_LEN + RM_GUE_HOPS_HDR_LEN +
+	       count * (addr_family == RM_FAMILY_V6 ? 16 : 4);
+}
+
 /* ---- the node-side decapsulator (bpf/decap.bpf.c) ---------------- */
 /* Its maps are pinned under RM_DECAP_PIN_DIR (ringload decap). */
 #define RM_DECAP_PIN_DIR "/sys/fs/bpf/ringmaster-decap"
