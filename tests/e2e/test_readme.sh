@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# What the README tells a user to type works as typed, as root without
-# sudo. Every command line of the README's indented blocks is either run or
-# named below as skipped, with the reason (a line this test does not know
-# fails it, so a new README command needs a decision here):
+# What the README and the documents in docs/ tell a user to type works as
+# typed, as root without sudo. The documents are README.md and those listed
+# in tests/readme-docs.list, read in that order. Every command line of their
+# indented blocks is either run or named below as skipped, with the reason
+# (a line this test does not know fails it, so a new command needs a
+# decision here):
 #   - make demo, make, make deps, make help: run as typed (BUILD as given);
 #   - make install / make uninstall: run with DESTDIR added (a staging dir);
 #   - ringctl ring / diff (build/ or installed): run, offline;
 #   - the live ringload / ringctl examples: run in order on a namespace
 #     testbed, eth1 being the director's interface, in a scratch directory
 #     (ringctl save > director.conf), /etc/ringmaster a scratch directory;
-#   - ringload chain add: the README's counter.bpf.o is the chain tests'
+#   - ringload chain add: the docs' counter.bpf.o is the chain tests'
 #     tests/bpf/xdp_count.bpf.o, as built;
-#   - routed nodes: the director's namespace gets routes to the README's
+#   - routed nodes: the director's namespace gets routes to the docs'
 #     node subnets (198.19.20.0/24, 2001:db8:20::/64) on eth1; ringload
 #     neighd (a daemon) runs for 2 s and must stop cleanly on SIGTERM; the
 #     decap lines run in the node's namespace, eth0 being its interface;
 #   - make test (this run), make bench (minutes; `make bench` itself),
 #     systemctl (systemd is not PID 1 here; the unit's commands run in
 #     test_system.sh), lines with a "..." placeholder: skipped.
+# And the documents hang together: every relative link in README.md and
+# docs/*.md names a file that exists (and a heading of it, for #anchors),
+# and every docs/*.md is linked from the README's map.
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -29,11 +34,22 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 e2e_require_director
 command -v sudo >/dev/null && e2e_pass "(sudo is installed here; no command below uses it)"
 
-# The command lines: indented 4+ spaces, comments dropped, continuation
-# lines (only a comment) skipped.
-mapfile -t lines < <(grep -E '^ {4,}[a-z]' "$top/README.md" |
+# The links first: they need no testbed.
+if links=$(python3 "$top/tests/e2e/doc_links.py" "$top" 2>&1); then
+	e2e_pass "links between README.md and docs/: $links"
+else
+	e2e_fail "links between README.md and docs/: $links"
+fi
+
+# The documents, in order; their command lines: indented 4+ spaces,
+# comments dropped, continuation lines (only a comment) skipped.
+mapfile -t docs < <(grep -v '^#' "$top/tests/readme-docs.list")
+for d in "${docs[@]}"; do
+	[ -f "$top/$d" ] || e2e_fail "tests/readme-docs.list names $d, which does not exist"
+done
+mapfile -t lines < <(cd "$top" && grep -hE '^ {4,}[a-z]' "${docs[@]}" |
 	sed 's/#.*//; s/^ *//; s/ *$//' | grep -E '^(make|ringctl|ringload|build/|systemctl|sudo|mkdir)( |$)')
-[ ${#lines[@]} -ge 20 ] || e2e_die "only ${#lines[@]} command lines found in the README"
+[ ${#lines[@]} -ge 20 ] || e2e_die "only ${#lines[@]} command lines found in ${docs[*]}"
 
 live=()
 node_side=()
@@ -48,7 +64,7 @@ work=$(mktemp -d /tmp/rm-readme.XXXXXX)
 e2e_on_teardown "rm -rf '$work'"
 for line in "${lines[@]}"; do
 	case "$line" in
-	sudo\ *) e2e_fail "README line uses sudo: $line" ;;
+	sudo\ *) e2e_fail "documented line uses sudo: $line" ;;
 	*...*) skipped+=("$line (a placeholder)") ;;
 	"make test") skipped+=("$line (this very run)") ;;
 	"make bench") skipped+=("$line (minutes; make bench is its own check)") ;;
@@ -76,11 +92,11 @@ for line in "${lines[@]}"; do
 		;;
 	ringload\ decap\ *) node_side+=("$line") ;;
 	ringctl\ * | ringload\ * | "mkdir -p /etc/ringmaster") live+=("$line") ;;
-	*) e2e_fail "README line not known to this test: $line" ;;
+	*) e2e_fail "documented line not known to this test: $line" ;;
 	esac
 done
 
-# The live examples, in the README's order, on a testbed: eth1 is the
+# The live examples, in the documents' order, on a testbed: eth1 is the
 # director's interface (its nodes' MACs need not exist to be configured),
 # /etc/ringmaster a directory of the scratch one (nothing is written to
 # the machine's /etc).
@@ -90,11 +106,11 @@ scratch=$TB_STATE_DIR/readme
 mkdir -p "$scratch"
 ip -n "$TB_DIR_NS" route add 198.19.20.0/24 dev "$TB_DIR_IN" &&
 	ip -n "$TB_DIR_NS" -6 route add 2001:db8:20::/64 dev "$TB_DIR_IN" ||
-	e2e_fail "routes to the README's routed-node subnets"
+	e2e_fail "routes to the docs' routed-node subnets"
 for line in "${live[@]}"; do
 	cmd=${line//eth1/$TB_DIR_IN}
 	cmd=${cmd//\/etc\/ringmaster/$scratch\/etc}
-	# the README's other program: the chain tests' counter
+	# the docs' other program: the chain tests' counter
 	[[ $cmd == "ringload chain add"* ]] &&
 		cmd=${cmd//counter.bpf.o/$E2E_BUILD/tests/xdp_count.bpf.o}
 	# a daemon: 2 s, then SIGTERM, which it must take as a clean stop

@@ -9,8 +9,8 @@
 #     `PROG CMD --help` lists, appears in the rendered page;
 #   - they hold the exit status, the files (pin dir, saved configuration),
 #     the node-side direct-server-return setup and the systemd unit;
-#   - every ringctl/ringload command line of the README is among the
-#     pages' examples.
+#   - every ringctl/ringload command line of the README and of the documents
+#     in tests/readme-docs.list is among the pages' examples.
 set -u
 # shellcheck source=tests/static/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -95,7 +95,8 @@ check "ringctl.8: the node setup (VIP on lo, rp_filter)" \
 check "ringload.8: detaching is explicit (systemctl stop keeps traffic)" \
 	sh -c "grep -q 'ringload detach eth1' '$tmp/ringload.sq' && grep -qi 'restart drops traffic\|neither a stop nor a restart drops traffic' '$tmp/ringload.sq'"
 
-# The README's command lines (comment and build/ dropped) in the examples.
+# The documents' command lines (comment and build/ dropped) in the examples.
+mapfile -t docs < <(grep -v '^#' tests/readme-docs.list)
 missing=()
 n=0
 while IFS= read -r line; do
@@ -104,8 +105,8 @@ while IFS= read -r line; do
 	[ -n "$line" ] || continue
 	n=$((n + 1))
 	sed 's/ *#.*//' "$tmp/${line%% *}.sq" | grep -qxF -- "$line" || missing+=("'$line'")
-done < <(grep -E '^ {4,}(build/)?(ringctl|ringload) ' README.md | grep -v '\.\.\.')
-check "all $n ringctl/ringload lines of the README are in the pages' examples${missing[*]:+ (add to man/*.8.in: ${missing[*]})}" \
+done < <(grep -hE '^ {4,}(build/)?(ringctl|ringload) ' "${docs[@]}" | grep -v '\.\.\.')
+check "all $n ringctl/ringload lines of the README and docs/ are in the pages' examples${missing[*]:+ (add to man/*.8.in: ${missing[*]})}" \
 	test ${#missing[@]} -eq 0 -a "$n" -ge 10
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

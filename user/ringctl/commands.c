@@ -234,7 +234,7 @@ static const struct cli_opt service_set_opts[] = {
     UINT("check-port", check_port, 0, 65535, "PORT",
 	 "the port checked (0: the service's)"),
     STR("check-path", check_path, RM_CHECK_STR_MAX - 1, "PATH",
-	"http: the path to GET (default /)"),
+	"http: the path to GET, starting with / (default /)"),
     UINT("check-status", check_status, 100, 599, "N",
 	 "http: the status that means healthy (default 200)"),
     STR("check-host", check_host, RM_CHECK_STR_MAX - 1, "HOST",
@@ -244,12 +244,15 @@ static const struct cli_opt service_set_opts[] = {
     STR("check-expect", check_expect, RM_CHECK_STR_MAX - 1, "TEXT",
 	"udp: the reply must start with this (default: any reply)"),
     STR("check-cmd", check_cmd, RM_CHECK_CMD_MAX - 1, "PATH",
-	"exec: a program; exit 0 is healthy (RM_NODE, RM_SERVICE, "
-	"RM_ADDR, RM_PORT in its environment)"),
+	"exec: a program, by absolute path, required with --check exec; "
+	"exit 0 is healthy (RM_NODE, RM_SERVICE, RM_ADDR, RM_PORT in its "
+	"environment)"),
     STR("interval", interval, 15, "DURATION",
-	"time between two checks of a node (default 2s)"),
+	"time between two checks of a node, 50ms to 1h (default 2s); not "
+	"shorter than the timeout: below 1s give a --timeout too"),
     STR("timeout", timeout, 15, "DURATION",
-	"a check not answered in this time failed (default 1s)"),
+	"a check not answered in this time failed, 10ms to 1h (default "
+	"1s); at most the interval (a check ends before the next starts)"),
     UINT("fall", fall, 1, 100, "N",
 	 "failures in a row that take a node out (default 3)"),
     UINT("rise", rise, 1, 100, "N",
@@ -326,11 +329,11 @@ static const struct cli_opt publish_opts[] = {
     UINT("expect-revision", expect_revision, 0, UINT32_MAX, "N",
 	 "write only if the key is still at revision N (the one you saw)"),
     STR("cacert", cacert, 0, "FILE", "TLS: CA bundle to verify etcd with"),
-    STR("cert", cert, 0, "FILE", "TLS: client certificate"),
-    STR("tls-key", tls_key, 0, "FILE", "TLS: client key"),
-    STR("user", user, 0, "NAME", "etcd user (auth)"),
+    STR("cert", cert, 0, "FILE", "TLS: client certificate (with --tls-key)"),
+    STR("tls-key", tls_key, 0, "FILE", "TLS: client key (with --cert)"),
+    STR("user", user, 0, "NAME", "etcd user (auth; with --password-file)"),
     STR("password-file", password_file, 0, "FILE",
-	"file holding the etcd user's password"),
+	"file holding the etcd user's password (with --user)"),
     OPT_DRY_RUN,
     OPT_JSON,
     END};

@@ -274,11 +274,13 @@ static const struct cli_opt sync_opts_table[] = {
     PATH_OPT(cacert, "cacert", "TLS: the CA bundle etcd's certificate is "
 			       "verified with"),
     PATH_OPT(cert, "cert", "TLS: a client certificate (with --tls-key)"),
-    PATH_OPT(tls_key, "tls-key", "TLS: the client certificate's key"),
+    PATH_OPT(tls_key, "tls-key",
+	     "TLS: the client certificate's key (with --cert)"),
     {.name = "user", .type = CLI_STRING, .off = F(user), .arg = "NAME",
      .help = "etcd authentication: the user (with --password-file)"},
     PATH_OPT(password_file, "password-file",
-	     "etcd authentication: a file whose first line is the password"),
+	     "etcd authentication: a file whose first line is the password "
+	     "(with --user)"),
     {.name = "bird-socket", .type = CLI_STRING, .off = F(bird_socket),
      .arg = "SOCK",
      .help = "announce the VIP through this BIRD only while this director "
