@@ -21,6 +21,9 @@ pkgs=(
 	# metrics: ringexport's HTTP server; promtool and a Prometheus server
 	# in test_metrics; ringctl top driven in tmux (test_top); sysctl
 	libmicrohttpd-dev prometheus tmux procps
+	# make test on a busy machine (stress-ng, docs/testing.md); make bench's
+	# plots (gnuplot, no X)
+	stress-ng gnuplot-nox
 )
 
 missing=()

@@ -38,7 +38,7 @@ source "$E2E_ROOT/scripts/fleet.sh"
 FL_BUILD=$E2E_BUILD
 
 CHANGES=${CHANGES:-20}
-CHANGE_SECONDS=${CHANGE_SECONDS:-75} # time bound of part 2
+CHANGE_SECONDS=${CHANGE_SECONDS:-75} # part 2 stops adding changes after this, once 3 are done (a count, whatever the machine's speed)
 LOOKUPS=${LOOKUPS:-6} # flows per source address checked with ringctl lookup
 HOLD=300
 
@@ -184,7 +184,7 @@ for ((c = 1; c <= CHANGES; c++)); do
 	[ $((c % 2)) -eq 1 ] && doc=$W/doc4 || doc=$W/doc3
 	t0=$(date +%s.%N)
 	rev=$(publish "$doc" --expect-revision "$REV")
-	if [ -z "$rev" ] || ! wait_rev "$rev" 20; then
+	if [ -z "$rev" ] || ! wait_rev "$rev" 60; then
 		e2e_fail "2. change $c (revision ${rev:-none}) reached every director"
 		break
 	fi
@@ -206,7 +206,7 @@ p, k, n = $p, $moved, $total
 sys.exit(0 if abs(k / n - p) <= 4 * math.sqrt(p * (1 - p) / n) + 1 / n else 1)"
 		t_start=$SECONDS # the bound is for the changes alone
 	fi
-	[ $((SECONDS - t_start)) -lt "$CHANGE_SECONDS" ] || break
+	[ "$c" -lt 3 ] || [ $((SECONDS - t_start)) -lt "$CHANGE_SECONDS" ] || break
 done
 stats=$(printf '%s\n' "${lat[@]}" | sort -n | awk '{ v[NR] = $1 }
 	END { if (NR) printf "median %d ms, max %d ms over %d changes", v[int((NR + 1) / 2)], v[NR], NR }')

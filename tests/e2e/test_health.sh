@@ -4,10 +4,11 @@
 # Health checks end to end: ringhealth in the director's namespace checks
 # four nodes running real servers, at a 200 ms interval (timeout 100 ms,
 # fall 3, rise 2), while 30 long-lived connections exchange data.
-#   - tcp: node4's server killed: node4 leaves the ring within fall x
-#     interval + timeout (+ publishing slack; the time is measured and
-#     printed), and from then on every new connection succeeds, none on
-#     node4; its server restarted: back in after about rise x interval;
+#   - tcp: node4's server killed: node4 leaves the ring after exactly fall
+#     failed checks (counted in ringhealth -v's log; the time it took is
+#     measured and printed, not judged: make test passes on a busy
+#     machine), and from then on every new connection succeeds, none on
+#     node4; its server restarted: back in after exactly rise passed checks;
 #   - an operator drain during an outage (node3) is kept after recovery:
 #     healthy again, still draining, out of the ring until --active;
 #   - http: a Python http.server on every node, node2's answering 500:
@@ -105,12 +106,22 @@ http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), H).serve_forever(
 }
 
 log_has() { grep -q -- "$1" "$work/ringhealth.log"; }
+log_lines() { wc -l <"$work/ringhealth.log"; }
+# checks_to NODE RESULT STATE FROM: how many checks of NODE logged RESULT
+# (FAILED or ok) from log line FROM on, up to and including the one that
+# moved it to STATE (its transition line comes just before its own line)
+checks_to()
+{
+	tail -n +"$4" "$work/ringhealth.log" | awk -v n="web $1: " -v r="$2" -v st="$3" '
+		index($0, n r) { c++ }
+		index($0, n) && index($0, " -> " st " (") { print c + 1; exit }'
+}
 
 # ---- the checker --------------------------------------------------------
 
 # shellcheck disable=SC2016 # expanded at teardown
 e2e_on_teardown '[ "$E2E_FAILED" -eq 0 ] || { echo "--- ringhealth.log"; cat "$work/ringhealth.log"; }'
-tb_spawn "$TB_DIR_NS" "$work/ringhealth.log" "$RINGHEALTH"
+tb_spawn "$TB_DIR_NS" "$work/ringhealth.log" "$RINGHEALTH" -v
 HEALTH_PID=$TB_LAST_PID
 # shellcheck disable=SC2016 # expanded at teardown
 e2e_on_teardown 'kill "$HEALTH_PID" 2>/dev/null'
@@ -144,24 +155,19 @@ e2e_log "held connections on node1: $held1 of $HOLD"
 
 # ---- tcp: a node's server dies, and comes back ----------------------------
 
-# Detection time: from the moment the server is told to stop to the log
-# line of the commit that took node4 out (the checker's own clock, so the
-# polling below adds nothing to it). The bound: the first failing check
-# comes within an interval (+10% jitter), fall - 1 more follow an interval
-# apart, a refused connect fails at once (a silent node needs the
-# timeout), then one publish (<= 50 ms) and the commit; 300 ms of slack
-# for a loaded machine.
+# Detection: node4 leaves after exactly fall failed checks, whatever the
+# machine's load; the time it took, from the moment the server is told to
+# stop to the log line of the commit that took node4 out (the checker's own
+# clock), is printed beside fall x interval + timeout, not judged (the
+# 10 s wait only ends a hang).
 limit=$((FALL * INTERVAL + TIMEOUT))
+from=$(($(log_lines) + 1))
 killed=$(date +%s%3N)
 e2e_stop_server 4
 if wait_ring node4 False 10 && out_at=$(log_ms "web node4: out of the ring"); then
-	took=$((out_at - killed))
-	e2e_log "DETECTION: node4 left the ring ${took} ms after its server was stopped (fall x interval + timeout = ${limit} ms)"
-	if [ "$took" -le $((limit + 300)) ]; then
-		e2e_pass "node4 out in ${took} ms (fall x interval + timeout = ${limit} ms, + 300 ms slack)"
-	else
-		e2e_fail "node4 out only after ${took} ms (bound ${limit} ms + 300)"
-	fi
+	e2e_log "DETECTION: node4 left the ring $((out_at - killed)) ms after its server was stopped (fall x interval + timeout = ${limit} ms)"
+	e2e_expect_eq "node4 out after exactly fall ($FALL) failed checks" \
+		"$(checks_to node4 FAILED unhealthy "$from")" "$FALL"
 else
 	e2e_fail "node4 still in the ring 10 s after its server died: $(health node4)"
 fi
@@ -179,17 +185,14 @@ new_flows out4 200
 e2e_expect_eq "200 new connections with node4 out: all answered, none on node4" \
 	"$(grep -c ' FAIL$' "$work/out4") $(e2e_count "$work/out4" node4)" "0 0"
 
+from=$(($(log_lines) + 1))
 e2e_start_server 4 || e2e_die "restart node4's server"
 # from the moment it listened: its ready line's time (the log's mtime)
 up=$(($(stat -c %.3Y "$TB_STATE_DIR/server-node4.log" | tr -d .)))
 if wait_ring node4 True 10 && in_at=$(log_ms "web node4: back in the ring"); then
-	took=$((in_at - up))
-	e2e_log "RECOVERY: node4 back in the ring ${took} ms after its server listened (rise x interval = $((RISE * INTERVAL)) ms)"
-	if [ "$took" -le $((RISE * INTERVAL + INTERVAL / 10 + 300)) ]; then
-		e2e_pass "node4 back in ${took} ms (rise x interval = $((RISE * INTERVAL)) ms, + jitter + 300 ms slack)"
-	else
-		e2e_fail "node4 back only after ${took} ms"
-	fi
+	e2e_log "RECOVERY: node4 back in the ring $((in_at - up)) ms after its server listened (rise x interval = $((RISE * INTERVAL)) ms)"
+	e2e_expect_eq "node4 back after exactly rise ($RISE) passed checks" \
+		"$(checks_to node4 ok healthy "$from")" "$RISE"
 else
 	e2e_fail "node4 not back 10 s after its server restarted: $(health node4)"
 fi

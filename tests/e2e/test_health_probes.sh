@@ -3,11 +3,13 @@
 #
 # The udp and exec health checks end to end: ringhealth in the director's
 # namespace checks four nodes (node2 by its IPv6 address) running real
-# rm_servers, at 200 ms (udp) and 300 ms (exec) intervals, fall 3, rise 2.
+# rm_servers, at 200 ms (udp) and 1.5 s (exec) intervals, fall 3, rise 2.
 #   - udp, payload "ping me", expected reply prefix "node" (rm_server
 #     answers "NAME <payload>"): all healthy at once; node4's server
-#     stopped: out within fall x interval + timeout (measured, printed);
-#     restarted: back within rise x interval (+ jitter); node3's port
+#     stopped: out after exactly fall failed checks; restarted: back after
+#     exactly rise passed checks (counted in ringhealth -v's log; the
+#     times are measured and printed beside fall x interval + timeout and
+#     rise x interval, not judged: make test passes on a busy machine); node3's port
 #     answered by a server of another name: out, the mismatch as its error
 #     in show --json; a wrong --check-expect for the whole service
 #     (fail-open off): every node out, each with the error;
@@ -27,8 +29,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RINGHEALTH=${RINGHEALTH:-$E2E_BUILD/ringhealth}
 INTERVAL=200 TIMEOUT=150 FALL=3 RISE=2
-EXEC_INTERVAL=300 EXEC_TIMEOUT=250
-SLACK=300 # ms, for a loaded 2-core machine
+# an exec check forks a shell: 250 ms was seen too short for that under a
+# load average of 20, and a timed-out check is a failure
+EXEC_INTERVAL=1500 EXEC_TIMEOUT=1200
 
 e2e_require_director
 [ -x "$RINGHEALTH" ] || e2e_die "$RINGHEALTH missing: run make first"
@@ -120,24 +123,41 @@ log_ms()
 	date -d "$t" +%s%3N
 }
 
+# checks_to NODE out|back: how many checks took NODE to its last change:
+# the failed ones from its last "-> failing" to its last "-> unhealthy"
+# (out), or the passed ones after its last failed check up to its last
+# "-> healthy" (back). A transition line comes just before its check's own
+# -v line, so the check that made the change is counted after it.
+checks_to()
+{
+	awk -v n="app $1: " -v way="$2" '
+		index($0, n) { L[++k] = $0 }
+		END {
+			to = way == "out" ? " -> unhealthy (" : " -> healthy ("
+			for (i = k; i > 0 && !index(L[i], to); i--) ;
+			for (j = i - 1; j > 0; j--)
+				if (way == "out" ? index(L[j], " -> failing (") : index(L[j], n "FAILED")) break
+			for (m = j + 1; m < i; m++)
+				c += index(L[m], n (way == "out" ? "FAILED" : "ok (")) > 0
+			print i ? c + 1 : 0
+		}' "$LOG"
+}
+
 # timed NODE out|back SINCE_MS BOUND_MS WHAT N: NODE's next "out of" /
-# "back in the ring" line (the log had N before the change) comes within
-# BOUND_MS + SLACK of SINCE_MS; 10 s at most.
+# "back in the ring" line (the log had N before the change) comes, within
+# 30 s (a hang's bound, not a judgement), after exactly fall failed / rise
+# passed checks; the time it took from SINCE_MS is printed beside BOUND_MS.
 timed()
 {
-	local node=$1 way=$2 since=$3 bound=$4 what=$5 n=$6 pat at took
+	local node=$1 way=$2 since=$3 bound=$4 what=$5 n=$6 pat at want=$FALL
 	pat="app $node: out of the ring"
-	[ "$way" = out ] || pat="app $node: back in the ring"
-	if until_ok 10 log_more "$pat" "$n" && at=$(log_ms "$pat"); then
-		took=$((at - since))
-		e2e_log "$what: $node $way $took ms after the change (bound $bound ms)"
-		if [ "$took" -le $((bound + SLACK)) ]; then
-			e2e_pass "$what: $node $way in $took ms (bound $bound ms + $SLACK ms slack)"
-		else
-			e2e_fail "$what: $node $way only after $took ms (bound $bound ms + $SLACK)"
-		fi
+	[ "$way" = out ] || pat="app $node: back in the ring" want=$RISE
+	if until_ok 30 log_more "$pat" "$n" && at=$(log_ms "$pat"); then
+		e2e_log "$what: $node $way $((at - since)) ms after the change (fall x interval + timeout or rise x interval: $bound ms)"
+		e2e_expect_eq "$what: $node $way after exactly $want $([ "$way" = out ] && echo failed || echo passed) checks" \
+			"$(checks_to "$node" "$way")" "$want"
 	else
-		e2e_fail "$what: $node not $way 10 s after the change: $(health "$node")"
+		e2e_fail "$what: $node not $way 30 s after the change: $(health "$node")"
 	fi
 }
 
@@ -145,7 +165,7 @@ timed()
 # within 10 s: a check named WHAT.
 back_in()
 {
-	if until_ok 10 log_more "app $1: back in the ring" "$2"; then
+	if until_ok 60 log_more "app $1: back in the ring" "$2"; then
 		e2e_pass "$3: $1 back in"
 	else
 		e2e_fail "$3: $1 not back: $(health "$1")"
@@ -171,7 +191,7 @@ e2e_expect_eq "show --json: the udp check, its payload and expected prefix" \
 
 # shellcheck disable=SC2016 # expanded at teardown
 e2e_on_teardown '[ "$E2E_FAILED" -eq 0 ] || { echo "--- ringhealth.log"; cat "$LOG"; }'
-tb_spawn "$TB_DIR_NS" "$LOG" "$RINGHEALTH"
+tb_spawn "$TB_DIR_NS" "$LOG" "$RINGHEALTH" -v
 HEALTH_PID=$TB_LAST_PID
 # shellcheck disable=SC2016 # expanded at teardown
 e2e_on_teardown 'kill "$HEALTH_PID" 2>/dev/null'

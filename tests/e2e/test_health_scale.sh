@@ -3,14 +3,17 @@
 #
 # The checker at scale: one service of 1,000 nodes checked by tcp at a 1 s
 # interval, against a real listener (rm_server) on 1,000 addresses of
-# 198.19.16.0/22 in the director's namespace. Over a 10 s window:
-#   - every node is healthy, none failed a check;
-#   - the checks done are at least 95% of 1,000 per second: it keeps up;
-#   - no check started two intervals late (lag-max-ms < 2000; the
-#     late ones, > 100 ms, are counted and printed);
-#   - ringhealth's CPU time (utime + stime from /proc/PID/stat) is
-#     printed; it is a figure for the report, not asserted beyond being
-#     under one core.
+# 198.19.16.0/22 in the director's namespace. Nothing here judges speed
+# (make test must pass on a busy machine); what it asserts are counts:
+#   - every node is healthy and in the ring;
+#   - over a window of at least two rounds (the checker's own counter grew
+#     by 2 x 1,000 checks, however long that took), no check failed and
+#     every node stayed healthy: the checker keeps 1,000 probes in flight
+#     without losing one.
+# The rate (checks per second against 1,000/s), the lag and ringhealth's
+# CPU time are measured over the window and printed; with
+# HEALTH_SCALE_JSON=FILE they are written there, and `make bench` (part
+# health, scripts/bench.sh) judges them against their targets.
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -80,27 +83,34 @@ hz=$(getconf CLK_TCK)
 e2e_ctl stats --json >"$work/c0"
 c0=$(cpu)
 s0=$(date +%s%3N)
-sleep "$WINDOW"
-e2e_ctl stats --json >"$work/c1"
+# the window: two rounds of checks, by the checker's count; the bound only
+# ends a hang (1,000 checks at 1 s take 2 s when the checker keeps up)
+base=$(counter checks "$work/c0")
+for ((t = 0; t < 600; t++)); do
+	sleep 0.5
+	e2e_ctl stats --json >"$work/c1"
+	[ $(($(counter checks "$work/c1") - base)) -ge $((2 * NODES)) ] &&
+		[ $(($(date +%s%3N) - s0)) -ge $((WINDOW * 1000)) ] && break
+done
 c1=$(cpu)
 s1=$(date +%s%3N)
 ms=$((s1 - s0))
-checks=$(($(counter checks "$work/c1") - $(counter checks "$work/c0")))
+checks=$(($(counter checks "$work/c1") - base))
 failed=$(($(counter checks-failed "$work/c1") - $(counter checks-failed "$work/c0")))
 late=$(($(counter checks-late "$work/c1") - $(counter checks-late "$work/c0")))
 lag=$(counter lag-max-ms "$work/c1")
 cpu_ms=$(((c1 - c0) * 1000 / hz))
-want=$((NODES * ms / 1000 * 95 / 100))
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 e2e_log "SCALE: $checks checks in $ms ms ($((checks * 1000 / ms))/s) for $NODES nodes at 1 s; failed $failed, late (> 100 ms) $late, max lag $lag ms"
-e2e_log "SCALE: ringhealth CPU ${cpu_ms} ms in ${ms} ms = $(awk -v c="$cpu_ms" -v m="$ms" 'BEGIN { printf "%.1f", 100 * c / m }')% of one core (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-[ "$checks" -ge "$want" ] && e2e_pass "kept up: $checks checks >= $want (95% of $NODES/s)" ||
-	e2e_fail "fell behind: $checks checks, want >= $want"
+e2e_log "SCALE: ringhealth CPU ${cpu_ms} ms in ${ms} ms = $(awk -v c="$cpu_ms" -v m="$ms" 'BEGIN { printf "%.1f", 100 * c / m }')% of one core (load average: $load)"
+e2e_check "two rounds of checks: $checks >= $((2 * NODES))" test "$checks" -ge $((2 * NODES))
 e2e_expect_eq "no check failed" "$failed" 0
-# a stall of the whole machine delays a check; falling behind is what the
-# rate above shows. No check may miss two intervals.
-[ "$lag" -lt 2000 ] && e2e_pass "no check started two intervals late (max lag $lag ms)" ||
-	e2e_fail "a check started $lag ms late"
-[ "$cpu_ms" -lt "$ms" ] && e2e_pass "CPU under one core (${cpu_ms} ms in ${ms} ms)" ||
-	e2e_fail "CPU ${cpu_ms} ms in ${ms} ms"
+e2e_expect_eq "all $NODES nodes still healthy and in the ring" "$(healthy)" "$NODES"
+if [ -n "${HEALTH_SCALE_JSON:-}" ]; then
+	printf '{"nodes":%d,"interval_ms":1000,"window_ms":%d,"checks":%d,"checks_per_s":%s,"checks_failed":%d,"checks_late":%d,"lag_max_ms":%s,"cpu_ms":%d,"cpu_pct":%s,"loadavg":"%s"}\n' \
+		"$NODES" "$ms" "$checks" "$(awk -v c="$checks" -v m="$ms" 'BEGIN { printf "%.1f", c * 1000 / m }')" \
+		"$failed" "$late" "$lag" "$cpu_ms" \
+		"$(awk -v c="$cpu_ms" -v m="$ms" 'BEGIN { printf "%.1f", 100 * c / m }')" "$load" >"$HEALTH_SCALE_JSON"
+fi
 
 e2e_finish
