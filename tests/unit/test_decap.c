@@ -165,8 +165,8 @@ static const struct dc_case cases[] = {
 	{"source not allowed v6", U6, 6, "2001:db8:3::1", NODE6, G, M_OK, PASS, RM_DCNT_PASS_SRC},
 	{"other udp port", T4, 4, DIR4, NODE4, 6081, M_OK, PASS, RM_DCNT_PASS_NOT_TUNNEL},
 	{"outer fragment", T4, 4, DIR4, NODE4, 0, M_FRAG, PASS, RM_DCNT_PASS_NOT_TUNNEL},
-	{"gue version 0 header", T4, 4, DIR4, NODE4, G, M_GUE_V0, PASS, RM_DCNT_PASS_NOT_TUNNEL},
 	/* ours, and broken */
+	{"gue version 0, no hop list", T4, 4, DIR4, NODE4, G, M_GUE_V0, DROP, RM_DCNT_DROP_HOPS},
 	{"bad outer checksum", T4, 4, DIR4, NODE4, 0, M_BAD_CSUM, DROP, RM_DCNT_DROP_MALFORMED},
 	{"inner longer v4", T4, 4, DIR4, NODE4, 0, M_INNER_LONG, DROP, RM_DCNT_DROP_MALFORMED},
 	{"inner longer v6", U6, 6, DIR6, NODE6, G, M_INNER_LONG, DROP, RM_DCNT_DROP_MALFORMED},

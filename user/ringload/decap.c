@@ -172,15 +172,52 @@ static int decap_attached(int ifindex, __u32 *flags)
 	return -ENOENT;
 }
 
+/* A prefix list of --OPT (A[,B...]) checked into words (in buf): their
+ * count, or a usage error's negative exit code. */
+static int prefixes_parse(const char *opt, const char *list, char *buf,
+			  size_t len, char *words[MAX_ALLOW])
+{
+	struct rm_decap_prefix k;
+	int n = allow_split(list, buf, len, words);
+
+	if (n <= 0)
+		return -load_error(RM_EXIT_USAGE,
+				   "decap attach: --%s: expected 1-%d "
+				   "addresses or prefixes separated by commas",
+				   opt, MAX_ALLOW);
+	for (int i = 0; i < n; i++)
+		if (parse_prefix(words[i], &k))
+			return -load_error(RM_EXIT_USAGE,
+					   "--%s '%s': expected ADDR[/LEN]",
+					   opt, words[i]);
+	return n;
+}
+
+/* Empty the trie map, then put the n prefixes (checked) in. */
+static int prefixes_fill(struct bpf_map *map, char **words, int n)
+{
+	int err = map_clear(bpf_map__fd(map), sizeof(struct rm_decap_prefix));
+	__u8 one = 1;
+
+	for (int i = 0; !err && i < n; i++) {
+		struct rm_decap_prefix k;
+
+		parse_prefix(words[i], &k);
+		err = bpf_map__update_elem(map, &k, sizeof(k), &one, 1,
+					   BPF_ANY);
+	}
+	return err;
+}
+
 int cmd_decap_attach(struct load_opts *o)
 {
 	const char *dir = decap_dir(o);
 	struct rm_decap_config cfg = {.gue_port = htons((__u16)o->gue_port.val)};
 	struct decap_bpf *skel = NULL;
-	int ifindex, err, n_local, i, n_allow;
-	char buf[4096], *allow[MAX_ALLOW];
+	int ifindex, err, n_local, n_allow, n_hop;
+	static char buf[4096], hbuf[4096];
+	char *allow[MAX_ALLOW], *hop[MAX_ALLOW];
 	__u32 zero = 0, flags;
-	__u8 one = 1;
 
 	ifindex = if_nametoindex(o->iface);
 	if (!ifindex)
@@ -188,22 +225,15 @@ int cmd_decap_attach(struct load_opts *o)
 				  "interface '%s' not found (`ip link` "
 				  "lists them)",
 				  o->iface);
-	n_allow = allow_split(o->allow_src, buf, sizeof(buf), allow);
-	if (n_allow <= 0)
-		return load_error(RM_EXIT_USAGE,
-				  "decap attach: --allow-src: expected the "
-				  "directors' source prefixes, 1-%d of them "
-				  "separated by commas",
-				  MAX_ALLOW);
-	for (i = 0; i < n_allow; i++) {
-		struct rm_decap_prefix k;
-
-		if (parse_prefix(allow[i], &k))
-			return load_error(RM_EXIT_USAGE,
-					  "--allow-src '%s': expected "
-					  "ADDR[/LEN]",
-					  allow[i]);
-	}
+	n_allow = prefixes_parse("allow-src", o->allow_src, buf, sizeof(buf),
+				 allow);
+	if (n_allow < 0)
+		return -n_allow;
+	n_hop = prefixes_parse(o->allow_hop ? "allow-hop" : "allow-src",
+			       o->allow_hop ? o->allow_hop : o->allow_src,
+			       hbuf, sizeof(hbuf), hop);
+	if (n_hop < 0)
+		return -n_hop;
 	err = rm_bpffs_prepare(dir);
 	if (err)
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
@@ -225,15 +255,9 @@ int cmd_decap_attach(struct load_opts *o)
 	err = bpf_map__update_elem(skel->maps.rm_decap_config, &zero,
 				   sizeof(zero), &cfg, sizeof(cfg), BPF_ANY);
 	if (!err)
-		err = map_clear(bpf_map__fd(skel->maps.rm_decap_allow),
-				sizeof(struct rm_decap_prefix));
-	for (i = 0; !err && i < n_allow; i++) {
-		struct rm_decap_prefix k;
-
-		parse_prefix(allow[i], &k);
-		err = bpf_map__update_elem(skel->maps.rm_decap_allow, &k,
-					   sizeof(k), &one, 1, BPF_ANY);
-	}
+		err = prefixes_fill(skel->maps.rm_decap_allow, allow, n_allow);
+	if (!err)
+		err = prefixes_fill(skel->maps.rm_decap_hops, hop, n_hop);
 	if (!err)
 		err = map_clear(bpf_map__fd(skel->maps.rm_decap_local),
 				sizeof(struct rm_decap_addr));
@@ -260,9 +284,10 @@ int cmd_decap_attach(struct load_opts *o)
 				  "program there? detach it first)",
 				  o->iface, strerror(-err));
 	printf("decapsulating on %s (%s mode) for %d local addresses from %d "
-	       "allowed prefixes, GUE port %u; maps in %s\n",
+	       "allowed prefixes, second-chance hops to %d prefixes, GUE port "
+	       "%u; maps in %s\n",
 	       o->iface, flags == XDP_FLAGS_SKB_MODE ? "generic" : "native",
-	       n_local, n_allow, ntohs(cfg.gue_port), dir);
+	       n_local, n_allow, n_hop, ntohs(cfg.gue_port), dir);
 	return RM_EXIT_OK;
 }
 
