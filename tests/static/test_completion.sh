@@ -66,7 +66,7 @@ expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
 expect "attach chain decap detach neighd purge status" ringload ""
 expect "attach detach status" ringload decap ""
-expect "--allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
+expect "--allow-hop --allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
 expect "$ifaces" ringload attach ""
 expect "auto generic native skb" ringload attach lo --mode ""
 expect "--chain --conn-table --help --mode --pin-dir --reuse --slot --verbose" ringload attach lo --

@@ -124,6 +124,30 @@ static int fill_local(int fd)
 	return err ? err : n;
 }
 
+/* Is the map pinned at path of another layout than map (an older
+ * ringload's: the counters grow with RM_DECAP_COUNTERS)? */
+static bool pin_stale(const char *path, const struct bpf_map *map)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path);
+	bool stale;
+
+	if (fd < 0)
+		return false;
+	stale = bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		info.type != bpf_map__type(map) ||
+		info.key_size != bpf_map__key_size(map) ||
+		info.value_size != bpf_map__value_size(map) ||
+		info.max_entries != bpf_map__max_entries(map) ||
+		info.map_flags != bpf_map__map_flags(map);
+	close(fd);
+	return stale;
+}
+
+/* Pin every map under dir. A pinned map of an older layout is replaced:
+ * attach refills all the decapsulator's state but its counters, which
+ * then start again from zero (said on stdout). */
 static int pin_maps(struct decap_bpf *skel, const char *dir)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX];
@@ -133,6 +157,14 @@ static int pin_maps(struct decap_bpf *skel, const char *dir)
 	bpf_object__for_each_map(map, skel->obj)
 	{
 		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		if (pin_stale(path, map)) {
+			if (unlink(path))
+				return -errno;
+			printf("replaced %s, pinned by an older ringload (its "
+			       "layout changed); attach the decapsulator again "
+			       "on its other interfaces\n",
+			       path);
+		}
 		err = bpf_map__set_pin_path(map, path);
 		if (err)
 			return err;
@@ -209,6 +241,29 @@ static int prefixes_fill(struct bpf_map *map, char **words, int n)
 	return err;
 }
 
+/* 1 when both families forward on iface (bpf_fib_lookup answers only
+ * there), or it cannot be told. */
+static int forwarding_on(const char *iface)
+{
+	static const char *const fmt[] = {"/proc/sys/net/ipv4/conf/%s/forwarding",
+					  "/proc/sys/net/ipv6/conf/%s/forwarding"};
+	char path[128];
+	int on = 1, v;
+
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), fmt[i], iface);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &v) == 1 && !v)
+			on = 0;
+		fclose(f);
+	}
+	return on;
+}
+
 int cmd_decap_attach(struct load_opts *o)
 {
 	const char *dir = decap_dir(o);
@@ -283,6 +338,12 @@ int cmd_decap_attach(struct load_opts *o)
 				  "cannot attach to %s: %s (another XDP "
 				  "program there? detach it first)",
 				  o->iface, strerror(-err));
+	if (!forwarding_on(o->iface))
+		printf("note: forwarding is off on %s: second-chance forwards "
+		       "are delivered here instead (sc-local-fwd-disabled); "
+		       "sysctl -w net.ipv4.conf.%s.forwarding=1 "
+		       "net.ipv6.conf.%s.forwarding=1\n",
+		       o->iface, o->iface, o->iface);
 	printf("decapsulating on %s (%s mode) for %d local addresses from %d "
 	       "allowed prefixes, second-chance hops to %d prefixes, GUE port "
 	       "%u; maps in %s\n",
