@@ -184,4 +184,14 @@ struct rm_decap_config {
 enum rm_decap_counter { RM_DECAP_COUNTERS(RM_DCNT_ENUM) RM_DCNT_MAX };
 #undef RM_DCNT_ENUM
 
+/* A counter's name, as ringload decap status prints it. */
+static inline const char *rm_decap_counter_name(__u32 id)
+{
+#define RM_DCNT_NAME(id, name) name,
+	static const char *const names[] = {RM_DECAP_COUNTERS(RM_DCNT_NAME)};
+#undef RM_DCNT_NAME
+
+	return id < RM_DCNT_MAX ? names[id] : "?";
+}
+
 #endif /* RM_ENCAP_H */

@@ -91,12 +91,6 @@ static void read_counters(__u64 *out)
 	}
 }
 
-static const char *const dcnt_names[] = {
-#define DC_NAME(id, name) name,
-    RM_DECAP_COUNTERS(DC_NAME)
-#undef DC_NAME
-};
-
 struct dc_run {
 	__u32 verdict;
 	__u8 out[DP_PKT_MAX];
@@ -159,7 +153,7 @@ static int run_check_on(const char *what, const __u8 *in, size_t len,
 	for (i = 0; i < RM_DCNT_MAX; i++)
 		if (r.rose[i] != ((__u32)i == counter)) {
 			print_error("%s (len %zu): %s rose by %llu\n", what,
-				    len, dcnt_names[i],
+				    len, rm_decap_counter_name(i),
 				    (unsigned long long)r.rose[i]);
 			bad = 1;
 		}

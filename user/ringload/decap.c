@@ -373,12 +373,6 @@ int cmd_decap_detach(struct load_opts *o)
 	return RM_EXIT_OK;
 }
 
-static const char *const dcnt_names[] = {
-#define DC_NAME(id, name) name,
-    RM_DECAP_COUNTERS(DC_NAME)
-#undef DC_NAME
-};
-
 int cmd_decap_status(struct load_opts *o)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX], name[IF_NAMESIZE];
@@ -420,7 +414,7 @@ int cmd_decap_status(struct load_opts *o)
 		rm_json_arr_close(&j);
 		rm_json_obj_open(&j, "counters");
 		for (int k = 0; k < RM_DCNT_MAX; k++)
-			rm_json_u64(&j, dcnt_names[k], sum[k]);
+			rm_json_u64(&j, rm_decap_counter_name(k), sum[k]);
 		rm_json_obj_close(&j);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
@@ -431,7 +425,7 @@ int cmd_decap_status(struct load_opts *o)
 				printf(" %s", if_indextoname(i->if_index, name));
 		printf("\n");
 		for (int k = 0; k < RM_DCNT_MAX; k++)
-			printf("%-24s %llu\n", dcnt_names[k],
+			printf("%-24s %llu\n", rm_decap_counter_name(k),
 			       (unsigned long long)sum[k]);
 	}
 	if_freenameindex(ifs);
