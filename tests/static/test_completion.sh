@@ -74,8 +74,8 @@ expect "add del show" ringload chain ""
 expect "--help --pin-dir --slot --verbose" ringload chain del lo --
 expect "--purge" ringload detach lo --pu
 # the daemons: one command without words, options only
-expect "--help --listen --pin-dir --verbose" ringexport --
-expect "--help --listen --pin-dir --verbose" ringexport --listen :9842 --
+expect "--decap-pin-dir --help --listen --pin-dir --verbose" ringexport --
+expect "--decap-pin-dir --help --listen --pin-dir --verbose" ringexport --listen :9842 --
 expect "" ringexport ""
 expect "--interval-ms" ringsync --etcd http://x --key k --i
 expect "--bird-protocol --bird-socket --birdc" ringsync --bi

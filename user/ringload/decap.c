@@ -22,6 +22,7 @@
 #include <linux/if_link.h>
 #include <ringmaster/rm_encap.h>
 #include "decap.skel.h"
+#include "decap_stats.h"
 #include "json.h"
 #include "ringload.h"
 
@@ -375,34 +376,23 @@ int cmd_decap_detach(struct load_opts *o)
 
 int cmd_decap_status(struct load_opts *o)
 {
-	char path[RM_PATH_MAX + RM_NAME_MAX], name[IF_NAMESIZE];
-	int ncpus = libbpf_num_possible_cpus(), fd, err = 0;
-	__u64 sum[RM_DCNT_MAX] = {0}, *v;
+	char name[IF_NAMESIZE];
+	__u64 sum[RM_DCNT_MAX];
 	struct rm_json j;
 	struct if_nameindex *ifs, *i;
 	__u32 flags;
+	int err = rm_decap_counters_read(decap_dir(o), sum);
 
-	snprintf(path, sizeof(path), "%s/%s", decap_dir(o),
-		 RM_DECAP_MAP_COUNTERS);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
+	if (err == -ENOENT)
 		return load_error(RM_EXIT_RUNTIME,
 				  "no decapsulator state at %s (`ringload "
 				  "decap attach IFACE --allow-src PREFIX` "
 				  "first)",
 				  decap_dir(o));
-	v = calloc(ncpus, sizeof(*v));
-	for (__u32 k = 0; v && k < RM_DCNT_MAX && !err; k++) {
-		if (bpf_map_lookup_elem(fd, &k, v))
-			err = -errno;
-		for (int c = 0; c < ncpus && !err; c++)
-			sum[k] += v[c];
-	}
-	free(v);
-	close(fd);
-	if (!v || err)
-		return load_error(RM_EXIT_RUNTIME, "cannot read %s: %s", path,
-				  strerror(v ? -err : ENOMEM));
+	if (err)
+		return load_error(RM_EXIT_RUNTIME,
+				  "cannot read the counters in %s: %s",
+				  decap_dir(o), strerror(-err));
 	ifs = if_nameindex();
 	if (o->json) {
 		rm_json_init(&j, stdout);
