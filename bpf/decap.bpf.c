@@ -26,7 +26,7 @@
  * l3: RM_DGO with *cnt set to deliver it here, else the verdict. */
 static __always_inline int rm_sc_decide(struct xdp_md *ctx,
 					const struct rm_outer *o,
-					const struct rm_hops *h, __u32 l3,
+					const struct rm_dhops *h, __u32 l3,
 					__u32 ilen, __u32 *cnt)
 {
 	if (h->next >= h->count) {
@@ -59,7 +59,7 @@ int rm_decap(struct xdp_md *ctx)
 	void *data, *end;
 	struct ethhdr *eth;
 	struct rm_outer o = {};
-	struct rm_hops h = {};
+	struct rm_dhops h = {};
 	__u8 mac[2 * ETH_ALEN], *inner;
 	__u32 ilen, cnt;
 	int rc;

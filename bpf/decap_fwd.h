@@ -53,7 +53,7 @@ static __always_inline __u16 rm_udp_csum_update(__u16 check,
  * else the verdict (XDP_TX, XDP_REDIRECT or a counted drop). */
 static __always_inline int rm_sc_forward(struct xdp_md *ctx,
 					 const struct rm_outer *o,
-					 const struct rm_hops *h, __u32 *cnt)
+					 const struct rm_dhops *h, __u32 *cnt)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

@@ -17,7 +17,7 @@
 _Static_assert(1 + 4 * RM_GUE_HOPS_MAX <= RM_GUE_HLEN_MASK,
 	       "RM_GUE_HOPS_MAX hops over IPv6 overflow the GUE hlen field");
 
-struct rm_hops {
+struct rm_dhops {
 	struct rm_decap_addr hop[RM_GUE_HOPS_MAX];
 	struct rm_decap_addr nexthop; /* hop[next] when next < count */
 	__u32 off;		      /* frame offset of the hop list header */
@@ -42,7 +42,7 @@ static __always_inline int rm_gue_v0(struct xdp_md *ctx,
 /* Read and check the GUE header and hop list after the UDP header; on
  * success o->hlen and o->plen step over them. RM_DGO, or the verdict. */
 static __always_inline int rm_hops_parse(struct xdp_md *ctx,
-					 struct rm_outer *o, struct rm_hops *h)
+					 struct rm_outer *o, struct rm_dhops *h)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -103,7 +103,7 @@ static __always_inline int rm_hops_parse(struct xdp_md *ctx,
 
 /* RM_DGO when the next hop may be sent to: not this host, not a hop the
  * packet already went through, inside --allow-hop. Else the drop. */
-static __always_inline int rm_hop_check(const struct rm_hops *h)
+static __always_inline int rm_hop_check(const struct rm_dhops *h)
 {
 	__u32 i;
 
