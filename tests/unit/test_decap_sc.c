@@ -16,6 +16,8 @@
  *                lists, a count past the bound, next past count, a hop
  *                outside --allow-hop, a loop, TTL 1: dropped, counted,
  *                frame untouched
+ *   request      a handshake in progress (a request socket): its ACK is
+ *                delivered
  *   syncookie    a listener with a real SYN cookie outstanding: the ACK
  *                completing it is delivered, one with a stale cookie is
  *                forwarded
@@ -50,6 +52,8 @@
 #define EST_PORT 40000	  /* client port of the established connection */
 #define TW_PORT 40002	  /* of the connection in time-wait */
 #define COOKIE_PORT 40003 /* of the SYN-cookie handshake */
+#define REQ_CLIENT4 "198.18.201.7" /* its SYN-ACKs leave by sc0, unanswered */
+#define REQ_PORT 40004
 
 static const __u8 mac_sc0[6] = {0x02, 0, 0, 0, 0, 0x05};
 static const __u8 mac_hop[6] = {0x02, 0, 0, 0, 0, 0x06};
@@ -65,6 +69,9 @@ static const char *const netns_setup[] = {
     "/128 dev lo nodad",
     "ip neigh add " HOP4 " lladdr 02:00:00:00:00:06 dev sc0 nud permanent",
     "ip neigh add " HOP6 " lladdr 02:00:00:00:00:06 dev sc0 nud permanent",
+    /* to sc1, whose MAC it is not: dropped there, neither reset nor
+     * ICMP, so a handshake from it stays half-open (a request socket) */
+    "ip route add 198.18.201.0/24 via " HOP4,
     /* bpf_fib_lookup answers only where forwarding is on */
     "sysctl -qw net.ipv4.conf.all.forwarding=1 "
     "net.ipv6.conf.all.forwarding=1",
@@ -136,8 +143,8 @@ static int tcp_connect(int family, int lfd, __u16 cport, int *srv)
 	return *srv < 0 ? -1 : c;
 }
 
-/* 1 once /proc/net/tcp shows VIP4:VIP_PORT <- CLIENT4:port in state st. */
-static int tcp4_state_is(__u16 port, unsigned st)
+/* 1 once /proc/net/tcp shows VIP4:VIP_PORT <- client:port in state st. */
+static int tcp4_state_is(const char *client, __u16 port, unsigned st)
 {
 	char line[256], want[64];
 	__u32 vip, cli;
@@ -148,7 +155,7 @@ static int tcp4_state_is(__u16 port, unsigned st)
 	if (!f)
 		return 0;
 	dp_addr(4, VIP4, (__u8 *)&vip);
-	dp_addr(4, CLIENT4, (__u8 *)&cli);
+	dp_addr(4, client, (__u8 *)&cli);
 	snprintf(want, sizeof(want), "%08X:%04X %08X:%04X", vip, VIP_PORT, cli,
 		 port);
 	while (!found && fgets(line, sizeof(line), f)) {
@@ -161,6 +168,7 @@ static int tcp4_state_is(__u16 port, unsigned st)
 	return found;
 }
 
+#define TCP_SYN_RECV 3 /* as /proc/net/tcp shows a request socket */
 #define TCP_TIME_WAIT 6
 
 /* The node's sockets: listeners on the VIPs, an established connection
@@ -184,9 +192,10 @@ static int sockets_setup(void)
 	close(srv);
 	close(c);
 	/* loopback is quick, this machine may not be: bounded wait */
-	for (i = 0; i < 1000 && !tcp4_state_is(TW_PORT, TCP_TIME_WAIT); i++)
+	for (i = 0; i < 1000 && !tcp4_state_is(CLIENT4, TW_PORT, TCP_TIME_WAIT);
+	     i++)
 		nanosleep(&pause, NULL);
-	if (!tcp4_state_is(TW_PORT, TCP_TIME_WAIT)) {
+	if (!tcp4_state_is(CLIENT4, TW_PORT, TCP_TIME_WAIT)) {
 		fprintf(stderr, "test_decap_sc: no time-wait socket\n");
 		return -1;
 	}
@@ -309,6 +318,7 @@ static const struct sc_case cases[] = {
 	{"established v6", T6(EST_PORT, ACK), 6, H6, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL},
 	{"established v4 in v6", T4(EST_PORT, ACK | DP_TCP_PSH), 6, H6, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL},
 	{"time-wait v4", T4(TW_PORT, ACK), 4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL},
+	{"established v4, inner ip options", {.family = 4, .proto = IPPROTO_TCP, .src = CLIENT4, .dst = VIP4, .sport = EST_PORT, .dport = VIP_PORT, .ip_opts = 2, .payload = 9, .tcp_flags = ACK}, 4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL},
 	{"established, hop 2 of 3", T4(EST_PORT, ACK), 4, {HOP4, NODE4, NONEIGH4}, 2, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL},
 	/* none here: on to the next hop */
 	{"listener only v4", T4(40001, ACK), 4, H4, 1, M_OK, 0, REDIR, RM_DCNT_SC_FORWARD, FWD},
@@ -325,6 +335,8 @@ static const struct sc_case cases[] = {
 	{"syn stays", T4(40001, DP_TCP_SYN), 4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SYN, LOCAL},
 	{"syn stays, no listener", {.family = 6, .proto = IPPROTO_TCP, .src = CLIENT6, .dst = VIP6, .sport = 40001, .dport = 81}, 6, H6, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SYN, LOCAL},
 	{"udp delivered", U4, 4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_NOT_TCP, LOCAL},
+	{"inner v6 extension headers delivered", {.family = 6, .proto = IPPROTO_TCP, .src = CLIENT6, .dst = VIP6, .sport = 40001, .dport = VIP_PORT, .ext = 1, .tcp_flags = ACK}, 6, H6, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_NOT_TCP, LOCAL},
+	{"inner fragment delivered", {.family = 4, .proto = IPPROTO_TCP, .src = CLIENT4, .dst = VIP4, .sport = 40001, .dport = VIP_PORT, .frag = DP_FRAG_LATER}, 4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_NOT_TCP, LOCAL},
 	{"no hop left", T4_NONE, 4, {HOP4, NODE4}, 2, M_OK, 0, PASS, RM_DCNT_SC_EXHAUSTED, LOCAL},
 	{"one hop only", T4_NONE, 4, {NODE4}, 1, M_OK, 0, PASS, RM_DCNT_SC_EXHAUSTED, LOCAL},
 	{"no neighbour v4", T4_NONE, 4, {NODE4, NONEIGH4}, 1, M_OK, 0, PASS, RM_DCNT_SC_NO_NEIGH, LOCAL},
@@ -692,6 +704,59 @@ static size_t cookie_frame(__u32 seq, __u32 ack, __u8 *in, __u8 *out,
 	return len;
 }
 
+/* A handshake in progress: a SYN from REQ_CLIENT4 through a raw socket
+ * (IP header ours: the address is not this host's) leaves a request
+ * socket, as its SYN-ACK goes unanswered. The ACK the director sends on
+ * for it belongs here. */
+static void test_request_sock(void **state)
+{
+	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX];
+	static const struct sc_case c = {
+	    "request socket", {.family = 4, .proto = IPPROTO_TCP,
+			       .src = REQ_CLIENT4, .dst = VIP4,
+			       .sport = REQ_PORT, .dport = VIP_PORT,
+			       .tcp_flags = ACK},
+	    4, H4, 1, M_OK, 0, PASS, RM_DCNT_SC_LOCAL_SOCKET, LOCAL};
+	struct timespec pause = {0, 10 * 1000 * 1000};
+	struct {
+		__u8 ip[20];
+		struct tcp_raw th;
+	} syn = {.th = {.sport = htons(REQ_PORT),
+			.dport = htons(VIP_PORT),
+			.seq = htonl(0x2000),
+			.doff = 5 << 4,
+			.flags = DP_TCP_SYN,
+			.win = htons(65535)}};
+	struct sockaddr_storage ss;
+	socklen_t len = sockaddr_of(4, VIP4, 0, &ss);
+	size_t in_len, out_len;
+	int fd, i;
+
+	(void)state;
+	syn.ip[0] = 0x45;
+	syn.ip[8] = 64;
+	syn.ip[9] = IPPROTO_TCP;
+	dp_put16(syn.ip + 2, sizeof(syn));
+	dp_addr(4, REQ_CLIENT4, syn.ip + 12);
+	dp_addr(4, VIP4, syn.ip + 16);
+	syn.th.check = htons(tcp4_csum(&syn.th, REQ_CLIENT4, VIP4));
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	assert_true(fd >= 0);
+	assert_int_equal(sendto(fd, &syn, sizeof(syn), 0,
+				(struct sockaddr *)&ss, len),
+			 sizeof(syn));
+	close(fd);
+	for (i = 0; i < 1000 && !tcp4_state_is(REQ_CLIENT4, REQ_PORT,
+					       TCP_SYN_RECV);
+	     i++)
+		nanosleep(&pause, NULL);
+	assert_true(tcp4_state_is(REQ_CLIENT4, REQ_PORT, TCP_SYN_RECV));
+	in_len = case_build(&c, in, out, &out_len);
+	assert_int_equal(run_check(c.desc, in, in_len, c.verdict, c.counter,
+				   out, out_len),
+			 0);
+}
+
 static void test_syncookie(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX], fwd[DP_PKT_MAX];
@@ -768,6 +833,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_forwarding_off),
+	    cmocka_unit_test(test_request_sock),
 	    cmocka_unit_test(test_syncookie),
 	    cmocka_unit_test(test_truncation),
 	};
