@@ -167,4 +167,40 @@ static int run_check(const char *what, const __u8 *in, size_t len,
 	return run_check_on(what, in, len, 0, verdict, counter, out, out_len);
 }
 
+/* Run the frame cut at every length short of in_len: each cut must be
+ * dropped as malformed or passed untouched as not a tunnel packet for us,
+ * with exactly one counter saying which; never decapsulated, never
+ * forwarded. Adds the runs to *runs; returns the failures. */
+static int dc_cuts(const char *what, const __u8 *in, size_t in_len,
+		   size_t *runs)
+{
+	static struct dc_run r;
+	int failed = 0;
+
+	for (size_t len = ETH_HLEN; len < in_len; len++, (*runs)++) {
+		__u64 total = 0;
+		int ok;
+
+		run(in, len, &r);
+		for (int j = 0; j < RM_DCNT_MAX; j++)
+			total += r.rose[j];
+		if (r.verdict == XDP_DROP)
+			ok = r.rose[RM_DCNT_DROP_MALFORMED] ||
+			     r.rose[RM_DCNT_DROP_HOPS];
+		else
+			ok = r.verdict == XDP_PASS && r.out_len == len &&
+			     !memcmp(r.out, in, len) &&
+			     (r.rose[RM_DCNT_PASS_NOT_TUNNEL] ||
+			      r.rose[RM_DCNT_PASS_NOT_LOCAL] ||
+			      r.rose[RM_DCNT_PASS_SRC]);
+		if (total != 1 || !ok) {
+			print_error("%s cut to %zu: verdict %u, taken in or "
+				    "wrong counters\n",
+				    what, len, r.verdict);
+			failed++;
+		}
+	}
+	return failed;
+}
+
 #endif /* DC_FIXTURE_H */

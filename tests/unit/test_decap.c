@@ -191,9 +191,8 @@ static void test_table(void **state)
 static void test_truncation(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX];
-	static struct dc_run r;
-	size_t i, len, in_len, out_len, runs = 0;
-	int failed = 0, j;
+	size_t i, in_len, out_len, runs = 0;
+	int failed = 0;
 
 	(void)state;
 	for (i = 0; i < N_CASES; i++) {
@@ -202,30 +201,7 @@ static void test_truncation(void **state)
 		if (c->counter != RM_DCNT_IPIP && c->counter != RM_DCNT_GUE)
 			continue;
 		case_build(c, in, &in_len, out, &out_len);
-		for (len = ETH_HLEN; len < in_len; len++) {
-			__u64 total = 0;
-			int ok;
-
-			run(in, len, &r);
-			for (j = 0; j < RM_DCNT_MAX; j++)
-				total += r.rose[j];
-			if (r.verdict == XDP_DROP)
-				ok = r.rose[RM_DCNT_DROP_MALFORMED] == 1;
-			else
-				ok = r.verdict == XDP_PASS &&
-				     !r.rose[RM_DCNT_DROP_MALFORMED] &&
-				     r.out_len == len &&
-				     !memcmp(r.out, in, len);
-			ok = ok && total == 1 && !r.rose[RM_DCNT_IPIP] &&
-			     !r.rose[RM_DCNT_GUE];
-			if (!ok) {
-				print_error("%s cut to %zu: verdict %u, "
-					    "decapsulated or wrong counters\n",
-					    c->desc, len, r.verdict);
-				failed++;
-			}
-			runs++;
-		}
+		failed += dc_cuts(c->desc, in, in_len, &runs);
 	}
 	print_message("decap truncation: %zu runs, %d failed\n", runs, failed);
 	assert_int_equal(failed, 0);
