@@ -25,6 +25,10 @@
  *             would wrap the last one's output again; this takes the
  *             outer headers off (back to tg_orig_len bytes, the original
  *             Ethernet header tg_orig_eth) and tail-calls tg_next[0].
+ *   tg_restore front end for bpf_prog_test_run of the decapsulator,
+ *             which takes headers off or rewrites the frame in place: puts
+ *             the TG_FRAME_LEN bytes of tg_frame back as the frame before
+ *             every run and tail-calls tg_next[0].
  *   tg_count  counts and drops; attached on receivers in the live test
  *             (a veth peer must run XDP to accept redirected frames).
  *   tg_conn_probe  looks the frame's IPv4 flow up in tg_conns, which the
@@ -251,6 +255,26 @@ int tg_unencap(struct xdp_md *ctx)
 			return XDP_ABORTED;
 		__builtin_memcpy(eth, tg_orig_eth, ETH_HLEN);
 	}
+	bpf_tail_call(ctx, &tg_next, 0);
+	return XDP_ABORTED;
+}
+
+#define TG_FRAME_LEN 128
+__u8 tg_frame[TG_FRAME_LEN];
+
+SEC("xdp")
+int tg_restore(struct xdp_md *ctx)
+{
+	__u32 len = ctx->data_end - ctx->data;
+	void *data;
+
+	if (len != TG_FRAME_LEN &&
+	    bpf_xdp_adjust_head(ctx, (int)len - TG_FRAME_LEN))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	if (data + TG_FRAME_LEN > (void *)(long)ctx->data_end)
+		return XDP_ABORTED;
+	__builtin_memcpy(data, tg_frame, TG_FRAME_LEN);
 	bpf_tail_call(ctx, &tg_next, 0);
 	return XDP_ABORTED;
 }

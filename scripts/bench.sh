@@ -8,6 +8,8 @@
 #   quality  ring balance and movement, beside Maglev and modulo hashing
 #   kernel   per-packet cost, bpf_prog_test_run, director vs baseline
 #   encap    per-packet cost of each forwarding method (l2, ipip, gue)
+#   decap    per-packet cost of the node-side decapsulator: plain GUE
+#            beside the second-chance decisions (kept, delivered, forwarded)
 #   keys     per-packet cost of each key extractor (keys of 8, 32, 250
 #            bytes) beside the flow-hash paths, bpf_prog_test_run
 #   control  node add to live ring (state API, ringctl), memory
@@ -32,7 +34,7 @@ cd "$top" || exit 1
 bench=$build/ringbench
 out=$build/bench
 rounds=${BENCH_ROUNDS:-7}
-parts=${BENCH_PARTS:-search quality kernel encap keys control health live}
+parts=${BENCH_PARTS:-search quality kernel encap decap keys control health live}
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
 
@@ -110,6 +112,14 @@ if want encap; then
 		run_part encap encap
 	else
 		skip_part encap "needs root (bpf_prog_test_run, a namespace)"
+	fi
+fi
+
+if want decap; then
+	if [ $is_root -eq 1 ]; then
+		run_part decap decap
+	else
+		skip_part decap "needs root (bpf_prog_test_run, a namespace)"
 	fi
 fi
 
@@ -259,7 +269,7 @@ res=$out/results.json
 		sep=,
 	done
 	printf '}}'
-	for p in search quality kernel encap keys control health live; do
+	for p in search quality kernel encap decap keys control health live; do
 		if [ -s "$out/$p.json" ]; then
 			printf ',"%s":' "$p"
 			tr -d '\n' <"$out/$p.json"

@@ -122,6 +122,7 @@ static inline __u32 rm_gue_hops_len(__u32 count, __u8 addr_family)
 #define RM_DECAP_MAP_LOCAL "rm_decap_local"
 #define RM_DECAP_MAP_CONFIG "rm_decap_config"
 #define RM_DECAP_MAP_COUNTERS "rm_decap_counters"
+#define RM_DECAP_MAP_HOPS "rm_decap_hops"
 #ifndef RM_DECAP_MAX_PREFIXES
 #define RM_DECAP_MAX_PREFIXES 64 /* --allow-src prefixes */
 #endif
@@ -136,6 +137,10 @@ struct rm_decap_prefix {
 	__u32 family;	/* host; RM_FAMILY_V4/V6 */
 	__be32 addr[4]; /* be; IPv4 in addr[0] */
 };
+
+/* rm_decap_hops: LPM_TRIE of the prefixes a second-chance forward may
+ * go to (--allow-hop, default the --allow-src prefixes); key and value as
+ * rm_decap_allow. */
 
 /* rm_decap_local: HASH of the host's addresses, the outer destinations
  * it takes tunnelled packets for; value unused (1). */
@@ -152,16 +157,41 @@ struct rm_decap_config {
 };
 
 /* rm_decap_counters: PERCPU_ARRAY [RM_DCNT_MAX] of __u64, one per
- * outcome; every packet bumps exactly one. */
+ * outcome; every packet bumps exactly one. decap-gue counts GUE without a
+ * hop list; a packet with one counts in one sc-* counter (sc-local-*:
+ * decapsulated and passed up here) or one dropped-hop* counter. */
 #define RM_DECAP_COUNTERS(X)                                                   \
 	X(RM_DCNT_IPIP, "decap-ipip")                                          \
 	X(RM_DCNT_GUE, "decap-gue")                                            \
 	X(RM_DCNT_PASS_NOT_TUNNEL, "passed-not-tunnel")                        \
 	X(RM_DCNT_PASS_NOT_LOCAL, "passed-not-local")                          \
 	X(RM_DCNT_PASS_SRC, "passed-src-not-allowed")                          \
-	X(RM_DCNT_DROP_MALFORMED, "dropped-malformed")
+	X(RM_DCNT_DROP_MALFORMED, "dropped-malformed")                         \
+	X(RM_DCNT_SC_FORWARD, "sc-forwarded")                                  \
+	X(RM_DCNT_SC_LOCAL_SOCKET, "sc-local-socket")                          \
+	X(RM_DCNT_SC_LOCAL_COOKIE, "sc-local-syncookie")                       \
+	X(RM_DCNT_SC_LOCAL_SYN, "sc-local-syn")                                \
+	X(RM_DCNT_SC_LOCAL_NOT_TCP, "sc-local-not-tcp")                        \
+	X(RM_DCNT_SC_EXHAUSTED, "sc-local-exhausted")                          \
+	X(RM_DCNT_SC_NO_NEIGH, "sc-local-no-neigh")                            \
+	X(RM_DCNT_SC_FWD_DISABLED, "sc-local-fwd-disabled")                    \
+	X(RM_DCNT_SC_NO_ROUTE, "sc-local-no-route")                            \
+	X(RM_DCNT_DROP_HOPS, "dropped-hops-malformed")                         \
+	X(RM_DCNT_DROP_HOP_LOOP, "dropped-hop-loop")                           \
+	X(RM_DCNT_DROP_HOP_DENIED, "dropped-hop-not-allowed")                  \
+	X(RM_DCNT_DROP_HOP_TTL, "dropped-hop-ttl")
 #define RM_DCNT_ENUM(id, name) id,
 enum rm_decap_counter { RM_DECAP_COUNTERS(RM_DCNT_ENUM) RM_DCNT_MAX };
 #undef RM_DCNT_ENUM
+
+/* A counter's name, as ringload decap status prints it. */
+static inline const char *rm_decap_counter_name(__u32 id)
+{
+#define RM_DCNT_NAME(id, name) name,
+	static const char *const names[] = {RM_DECAP_COUNTERS(RM_DCNT_NAME)};
+#undef RM_DCNT_NAME
+
+	return id < RM_DCNT_MAX ? names[id] : "?";
+}
 
 #endif /* RM_ENCAP_H */

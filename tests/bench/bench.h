@@ -74,5 +74,6 @@ int cmd_encap(const struct bench_opts *o);
 int cmd_control(const struct bench_opts *o);
 int cmd_live(const struct bench_opts *o);
 int cmd_keys(const struct bench_opts *o);
+int cmd_decap(const struct bench_opts *o);
 
 #endif

@@ -7,6 +7,7 @@
  *   ringbench [options] kernel    per-packet cost, bpf_prog_test_run (root)
  *   ringbench [options] encap     per-packet cost of l2, ipip, gue (root)
  *   ringbench [options] control   ring update latency, memory (root)
+ *   ringbench [options] decap     node-side decap, second chance (root)
  *   ringbench [options] live NS   live forwarding in a testbed (root)
  *
  * Options: --json FILE, --targets FILE, --rounds N (>= 5), --quick.
@@ -123,7 +124,8 @@ const char *bench_size_label(__u32 n, char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
-	      "[--quick] search|quality|kernel|encap|control|live|keys [ARGS]\n"
+	      "[--quick] search|quality|kernel|encap|control|live|keys|decap "
+	      "[ARGS]\n"
 	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
 	      "data plane against the built one, same rounds\n",
 	      f);
@@ -194,6 +196,8 @@ int main(int argc, char **argv)
 		return cmd_live(&o);
 	if (!strcmp(cmd, "keys"))
 		return cmd_keys(&o);
+	if (!strcmp(cmd, "decap"))
+		return cmd_decap(&o);
 	usage(stderr);
 	return 2;
 }

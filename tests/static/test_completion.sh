@@ -66,7 +66,7 @@ expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
 expect "attach chain decap detach neighd purge status" ringload ""
 expect "attach detach status" ringload decap ""
-expect "--allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
+expect "--allow-hop --allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
 expect "$ifaces" ringload attach ""
 expect "auto generic native skb" ringload attach lo --mode ""
 expect "--chain --conn-table --help --mode --pin-dir --reuse --slot --verbose" ringload attach lo --
@@ -74,8 +74,8 @@ expect "add del show" ringload chain ""
 expect "--help --pin-dir --slot --verbose" ringload chain del lo --
 expect "--purge" ringload detach lo --pu
 # the daemons: one command without words, options only
-expect "--help --listen --pin-dir --verbose" ringexport --
-expect "--help --listen --pin-dir --verbose" ringexport --listen :9842 --
+expect "--decap-pin-dir --help --listen --pin-dir --verbose" ringexport --
+expect "--decap-pin-dir --help --listen --pin-dir --verbose" ringexport --listen :9842 --
 expect "" ringexport ""
 expect "--interval-ms" ringsync --etcd http://x --key k --i
 expect "--bird-protocol --bird-socket --birdc" ringsync --bi

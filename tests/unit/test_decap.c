@@ -13,72 +13,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <unistd.h>
 #include <cmocka.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include <ringmaster/rm_encap.h>
-#include "dp_packet.h"
-#include "decap.skel.h"
-
-#define DIR4 "198.18.2.1" /* allowed: 198.18.2.0/24, 2001:db8:2::/64 */
-#define DIR6 "2001:db8:2::1"
-#define NODE4 "198.19.0.5" /* this host */
-#define NODE6 "2001:db8:100::5"
-#define CLIENT4 "198.18.200.7"
-#define CLIENT6 "2001:db8:c8::7"
-#define VIP4 "198.18.50.1"
-#define VIP6 "2001:db8:50::1"
-
-static struct decap_bpf *skel;
-static int prog, counters, ncpus;
-
-static int put_prefix(int family, const char *addr, __u32 len)
-{
-	struct rm_decap_prefix k = {.prefixlen = 32 + len};
-	__u8 one = 1;
-
-	k.family = family == 6 ? RM_FAMILY_V6 : RM_FAMILY_V4;
-	dp_addr(family, addr, (__u8 *)k.addr);
-	return bpf_map__update_elem(skel->maps.rm_decap_allow, &k, sizeof(k),
-				    &one, 1, BPF_ANY);
-}
-
-static int put_local(int family, const char *addr)
-{
-	struct rm_decap_addr k = {};
-	__u8 one = 1;
-
-	k.family = family == 6 ? RM_FAMILY_V6 : RM_FAMILY_V4;
-	dp_addr(family, addr, (__u8 *)k.addr);
-	return bpf_map__update_elem(skel->maps.rm_decap_local, &k, sizeof(k),
-				    &one, 1, BPF_ANY);
-}
+#include "dc_fixture.h"
 
 static int group_setup(void **state)
 {
-	struct rm_decap_config cfg = {.gue_port = htons(RM_GUE_PORT)};
-	__u32 zero = 0;
-	int err = 0;
-
 	(void)state;
-	skel = decap_bpf__open_and_load();
-	if (!skel) {
-		fprintf(stderr, "test_decap: cannot load the program: %s%s\n",
-			strerror(errno), geteuid() ? " (not root)" : "");
-		return -1;
-	}
-	prog = bpf_program__fd(skel->progs.rm_decap);
-	counters = bpf_map__fd(skel->maps.rm_decap_counters);
-	ncpus = libbpf_num_possible_cpus();
-	err |= put_prefix(4, "198.18.2.0", 24);
-	err |= put_prefix(6, "2001:db8:2::", 64);
-	err |= put_local(4, NODE4);
-	err |= put_local(6, NODE6);
-	err |= bpf_map__update_elem(skel->maps.rm_decap_config, &zero,
-				    sizeof(zero), &cfg, sizeof(cfg), BPF_ANY);
-	return err ? -1 : 0;
+	return dc_open("test_decap");
 }
 
 static int group_teardown(void **state)
@@ -87,26 +29,6 @@ static int group_teardown(void **state)
 	decap_bpf__destroy(skel);
 	return 0;
 }
-
-static void read_counters(__u64 *out)
-{
-	__u64 v[ncpus];
-	__u32 i;
-	int c;
-
-	for (i = 0; i < RM_DCNT_MAX; i++) {
-		assert_int_equal(bpf_map_lookup_elem(counters, &i, v), 0);
-		out[i] = 0;
-		for (c = 0; c < ncpus; c++)
-			out[i] += v[c];
-	}
-}
-
-static const char *const dcnt_names[] = {
-#define DC_NAME(id, name) name,
-    RM_DECAP_COUNTERS(DC_NAME)
-#undef DC_NAME
-};
 
 /* ---- cases ---------------------------------------------------------- */
 enum mangle {
@@ -165,8 +87,8 @@ static const struct dc_case cases[] = {
 	{"source not allowed v6", U6, 6, "2001:db8:3::1", NODE6, G, M_OK, PASS, RM_DCNT_PASS_SRC},
 	{"other udp port", T4, 4, DIR4, NODE4, 6081, M_OK, PASS, RM_DCNT_PASS_NOT_TUNNEL},
 	{"outer fragment", T4, 4, DIR4, NODE4, 0, M_FRAG, PASS, RM_DCNT_PASS_NOT_TUNNEL},
-	{"gue version 0 header", T4, 4, DIR4, NODE4, G, M_GUE_V0, PASS, RM_DCNT_PASS_NOT_TUNNEL},
 	/* ours, and broken */
+	{"gue version 0, no hop list", T4, 4, DIR4, NODE4, G, M_GUE_V0, DROP, RM_DCNT_DROP_HOPS},
 	{"bad outer checksum", T4, 4, DIR4, NODE4, 0, M_BAD_CSUM, DROP, RM_DCNT_DROP_MALFORMED},
 	{"inner longer v4", T4, 4, DIR4, NODE4, 0, M_INNER_LONG, DROP, RM_DCNT_DROP_MALFORMED},
 	{"inner longer v6", U6, 6, DIR6, NODE6, G, M_INNER_LONG, DROP, RM_DCNT_DROP_MALFORMED},
@@ -245,59 +167,6 @@ static void case_build(const struct dc_case *c, __u8 *in, size_t *in_len,
 	}
 }
 
-struct dc_run {
-	__u32 verdict;
-	__u8 out[DP_PKT_MAX];
-	__u32 out_len;
-	__u64 rose[RM_DCNT_MAX];
-};
-
-static void run(const __u8 *in, size_t len, struct dc_run *r)
-{
-	__u64 before[RM_DCNT_MAX];
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = len,
-		    .data_out = r->out, .data_size_out = sizeof(r->out),
-		    .repeat = 1);
-	int i;
-
-	read_counters(before);
-	assert_int_equal(bpf_prog_test_run_opts(prog, &o), 0);
-	read_counters(r->rose);
-	for (i = 0; i < RM_DCNT_MAX; i++)
-		r->rose[i] -= before[i];
-	r->verdict = o.retval;
-	r->out_len = o.data_size_out;
-}
-
-/* Run; 1 and a message on any difference. */
-static int run_check(const char *what, const __u8 *in, size_t len,
-		     __u32 verdict, __u32 counter, const __u8 *out,
-		     size_t out_len)
-{
-	static struct dc_run r;
-	int bad = 0, i;
-
-	run(in, len, &r);
-	if (r.verdict != verdict) {
-		print_error("%s (len %zu): verdict %u, want %u\n", what, len,
-			    r.verdict, verdict);
-		bad = 1;
-	}
-	if (r.out_len != out_len || memcmp(r.out, out, out_len)) {
-		print_error("%s (len %zu): output differs (len %u, want %zu)\n",
-			    what, len, r.out_len, out_len);
-		bad = 1;
-	}
-	for (i = 0; i < RM_DCNT_MAX; i++)
-		if (r.rose[i] != ((__u32)i == counter)) {
-			print_error("%s (len %zu): %s rose by %llu\n", what,
-				    len, dcnt_names[i],
-				    (unsigned long long)r.rose[i]);
-			bad = 1;
-		}
-	return bad;
-}
-
 static void test_table(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX];
@@ -322,9 +191,8 @@ static void test_table(void **state)
 static void test_truncation(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX];
-	static struct dc_run r;
-	size_t i, len, in_len, out_len, runs = 0;
-	int failed = 0, j;
+	size_t i, in_len, out_len, runs = 0;
+	int failed = 0;
 
 	(void)state;
 	for (i = 0; i < N_CASES; i++) {
@@ -333,30 +201,7 @@ static void test_truncation(void **state)
 		if (c->counter != RM_DCNT_IPIP && c->counter != RM_DCNT_GUE)
 			continue;
 		case_build(c, in, &in_len, out, &out_len);
-		for (len = ETH_HLEN; len < in_len; len++) {
-			__u64 total = 0;
-			int ok;
-
-			run(in, len, &r);
-			for (j = 0; j < RM_DCNT_MAX; j++)
-				total += r.rose[j];
-			if (r.verdict == XDP_DROP)
-				ok = r.rose[RM_DCNT_DROP_MALFORMED] == 1;
-			else
-				ok = r.verdict == XDP_PASS &&
-				     !r.rose[RM_DCNT_DROP_MALFORMED] &&
-				     r.out_len == len &&
-				     !memcmp(r.out, in, len);
-			ok = ok && total == 1 && !r.rose[RM_DCNT_IPIP] &&
-			     !r.rose[RM_DCNT_GUE];
-			if (!ok) {
-				print_error("%s cut to %zu: verdict %u, "
-					    "decapsulated or wrong counters\n",
-					    c->desc, len, r.verdict);
-				failed++;
-			}
-			runs++;
-		}
+		failed += dc_cuts(c->desc, in, in_len, &runs);
 	}
 	print_message("decap truncation: %zu runs, %d failed\n", runs, failed);
 	assert_int_equal(failed, 0);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <microhttpd.h>
 #include "cli.h"
+#include "decap_stats.h"
 #include "metrics.h"
 #include "state.h"
 #include "util.h"
@@ -24,7 +25,7 @@
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct export_opts {
-	const char *listen, *pin_dir;
+	const char *listen, *pin_dir, *decap_dir;
 	bool verbose, help;
 };
 
@@ -38,6 +39,11 @@ static const struct cli_opt export_opts[] = {
      .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",
      .def = RM_DEFAULT_PIN_DIR,
      .help = "the director's pinned state to read at every scrape"},
+    {.name = "decap-pin-dir", .type = CLI_STRING, .off = F(decap_dir),
+     .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",
+     .help = "also serve the node-side decapsulator's counters pinned in "
+	     "DIR (ringload decap's, e.g. " RM_DECAP_PIN_DIR "): "
+	     "ringmaster_decap_packets_total by outcome"},
     {0}};
 
 static const struct cli_opt common_opts[] = {
@@ -60,6 +66,7 @@ static const struct cli_prog export_prog = {
 };
 
 static const char *pin_dir = RM_DEFAULT_PIN_DIR;
+static const char *decap_dir; /* NULL: no decapsulator metrics */
 static volatile sig_atomic_t stop;
 static bool last_failed; /* log a failing scrape once, not every time */
 
@@ -109,6 +116,8 @@ static int serve_metrics(struct MHD_Connection *c)
 		fprintf(stderr, "ringexport: state readable again\n");
 		last_failed = false;
 	}
+	if (decap_dir)
+		rm_metrics_decap_write(f, decap_dir);
 	if (fclose(f)) {
 		free(body);
 		return MHD_NO;
@@ -187,6 +196,7 @@ int main(int argc, char **argv)
 		return ret;
 	listen = o.listen;
 	pin_dir = o.pin_dir;
+	decap_dir = o.decap_dir;
 	if (parse_listen(listen, &ss)) {
 		fprintf(stderr,
 			"ringexport: --listen '%s': expected ADDR:PORT, "
@@ -219,8 +229,9 @@ int main(int argc, char **argv)
 			listen, strerror(errno));
 		return RM_EXIT_RUNTIME;
 	}
-	fprintf(stderr, "ringexport: serving /metrics on %s for %s\n", listen,
-		pin_dir);
+	fprintf(stderr, "ringexport: serving /metrics on %s for %s%s%s\n",
+		listen, pin_dir, decap_dir ? " and the decapsulator's " : "",
+		decap_dir ? decap_dir : "");
 	while (!stop)
 		sigsuspend(&old);
 	MHD_stop_daemon(d);

@@ -22,6 +22,7 @@
 #include <linux/if_link.h>
 #include <ringmaster/rm_encap.h>
 #include "decap.skel.h"
+#include "decap_stats.h"
 #include "json.h"
 #include "ringload.h"
 
@@ -124,6 +125,30 @@ static int fill_local(int fd)
 	return err ? err : n;
 }
 
+/* Is the map pinned at path of another layout than map (an older
+ * ringload's: the counters grow with RM_DECAP_COUNTERS)? */
+static bool pin_stale(const char *path, const struct bpf_map *map)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path);
+	bool stale;
+
+	if (fd < 0)
+		return false;
+	stale = bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		info.type != bpf_map__type(map) ||
+		info.key_size != bpf_map__key_size(map) ||
+		info.value_size != bpf_map__value_size(map) ||
+		info.max_entries != bpf_map__max_entries(map) ||
+		info.map_flags != bpf_map__map_flags(map);
+	close(fd);
+	return stale;
+}
+
+/* Pin every map under dir. A pinned map of an older layout is replaced:
+ * attach refills all the decapsulator's state but its counters, which
+ * then start again from zero (said on stdout). */
 static int pin_maps(struct decap_bpf *skel, const char *dir)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX];
@@ -133,6 +158,14 @@ static int pin_maps(struct decap_bpf *skel, const char *dir)
 	bpf_object__for_each_map(map, skel->obj)
 	{
 		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		if (pin_stale(path, map)) {
+			if (unlink(path))
+				return -errno;
+			printf("replaced %s, pinned by an older ringload (its "
+			       "layout changed); attach the decapsulator again "
+			       "on its other interfaces\n",
+			       path);
+		}
 		err = bpf_map__set_pin_path(map, path);
 		if (err)
 			return err;
@@ -172,15 +205,75 @@ static int decap_attached(int ifindex, __u32 *flags)
 	return -ENOENT;
 }
 
+/* A prefix list of --OPT (A[,B...]) checked into words (in buf): their
+ * count, or a usage error's negative exit code. */
+static int prefixes_parse(const char *opt, const char *list, char *buf,
+			  size_t len, char *words[MAX_ALLOW])
+{
+	struct rm_decap_prefix k;
+	int n = allow_split(list, buf, len, words);
+
+	if (n <= 0)
+		return -load_error(RM_EXIT_USAGE,
+				   "decap attach: --%s: expected 1-%d "
+				   "addresses or prefixes separated by commas",
+				   opt, MAX_ALLOW);
+	for (int i = 0; i < n; i++)
+		if (parse_prefix(words[i], &k))
+			return -load_error(RM_EXIT_USAGE,
+					   "--%s '%s': expected ADDR[/LEN]",
+					   opt, words[i]);
+	return n;
+}
+
+/* Empty the trie map, then put the n prefixes (checked) in. */
+static int prefixes_fill(struct bpf_map *map, char **words, int n)
+{
+	int err = map_clear(bpf_map__fd(map), sizeof(struct rm_decap_prefix));
+	__u8 one = 1;
+
+	for (int i = 0; !err && i < n; i++) {
+		struct rm_decap_prefix k;
+
+		parse_prefix(words[i], &k);
+		err = bpf_map__update_elem(map, &k, sizeof(k), &one, 1,
+					   BPF_ANY);
+	}
+	return err;
+}
+
+/* 1 when both families forward on iface (bpf_fib_lookup answers only
+ * there), or it cannot be told. */
+static int forwarding_on(const char *iface)
+{
+	static const char *const fmt[] = {"/proc/sys/net/ipv4/conf/%s/forwarding",
+					  "/proc/sys/net/ipv6/conf/%s/forwarding"};
+	char path[128];
+	int on = 1, v;
+
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), fmt[i], iface);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &v) == 1 && !v)
+			on = 0;
+		fclose(f);
+	}
+	return on;
+}
+
 int cmd_decap_attach(struct load_opts *o)
 {
 	const char *dir = decap_dir(o);
 	struct rm_decap_config cfg = {.gue_port = htons((__u16)o->gue_port.val)};
 	struct decap_bpf *skel = NULL;
-	int ifindex, err, n_local, i, n_allow;
-	char buf[4096], *allow[MAX_ALLOW];
+	int ifindex, err, n_local, n_allow, n_hop;
+	static char buf[4096], hbuf[4096];
+	char *allow[MAX_ALLOW], *hop[MAX_ALLOW];
 	__u32 zero = 0, flags;
-	__u8 one = 1;
 
 	ifindex = if_nametoindex(o->iface);
 	if (!ifindex)
@@ -188,22 +281,15 @@ int cmd_decap_attach(struct load_opts *o)
 				  "interface '%s' not found (`ip link` "
 				  "lists them)",
 				  o->iface);
-	n_allow = allow_split(o->allow_src, buf, sizeof(buf), allow);
-	if (n_allow <= 0)
-		return load_error(RM_EXIT_USAGE,
-				  "decap attach: --allow-src: expected the "
-				  "directors' source prefixes, 1-%d of them "
-				  "separated by commas",
-				  MAX_ALLOW);
-	for (i = 0; i < n_allow; i++) {
-		struct rm_decap_prefix k;
-
-		if (parse_prefix(allow[i], &k))
-			return load_error(RM_EXIT_USAGE,
-					  "--allow-src '%s': expected "
-					  "ADDR[/LEN]",
-					  allow[i]);
-	}
+	n_allow = prefixes_parse("allow-src", o->allow_src, buf, sizeof(buf),
+				 allow);
+	if (n_allow < 0)
+		return -n_allow;
+	n_hop = prefixes_parse(o->allow_hop ? "allow-hop" : "allow-src",
+			       o->allow_hop ? o->allow_hop : o->allow_src,
+			       hbuf, sizeof(hbuf), hop);
+	if (n_hop < 0)
+		return -n_hop;
 	err = rm_bpffs_prepare(dir);
 	if (err)
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
@@ -225,15 +311,9 @@ int cmd_decap_attach(struct load_opts *o)
 	err = bpf_map__update_elem(skel->maps.rm_decap_config, &zero,
 				   sizeof(zero), &cfg, sizeof(cfg), BPF_ANY);
 	if (!err)
-		err = map_clear(bpf_map__fd(skel->maps.rm_decap_allow),
-				sizeof(struct rm_decap_prefix));
-	for (i = 0; !err && i < n_allow; i++) {
-		struct rm_decap_prefix k;
-
-		parse_prefix(allow[i], &k);
-		err = bpf_map__update_elem(skel->maps.rm_decap_allow, &k,
-					   sizeof(k), &one, 1, BPF_ANY);
-	}
+		err = prefixes_fill(skel->maps.rm_decap_allow, allow, n_allow);
+	if (!err)
+		err = prefixes_fill(skel->maps.rm_decap_hops, hop, n_hop);
 	if (!err)
 		err = map_clear(bpf_map__fd(skel->maps.rm_decap_local),
 				sizeof(struct rm_decap_addr));
@@ -259,10 +339,17 @@ int cmd_decap_attach(struct load_opts *o)
 				  "cannot attach to %s: %s (another XDP "
 				  "program there? detach it first)",
 				  o->iface, strerror(-err));
+	if (!forwarding_on(o->iface))
+		printf("note: forwarding is off on %s: second-chance forwards "
+		       "are delivered here instead (sc-local-fwd-disabled); "
+		       "sysctl -w net.ipv4.conf.%s.forwarding=1 "
+		       "net.ipv6.conf.%s.forwarding=1\n",
+		       o->iface, o->iface, o->iface);
 	printf("decapsulating on %s (%s mode) for %d local addresses from %d "
-	       "allowed prefixes, GUE port %u; maps in %s\n",
+	       "allowed prefixes, second-chance hops to %d prefixes, GUE port "
+	       "%u; maps in %s\n",
 	       o->iface, flags == XDP_FLAGS_SKB_MODE ? "generic" : "native",
-	       n_local, n_allow, ntohs(cfg.gue_port), dir);
+	       n_local, n_allow, n_hop, ntohs(cfg.gue_port), dir);
 	return RM_EXIT_OK;
 }
 
@@ -287,42 +374,25 @@ int cmd_decap_detach(struct load_opts *o)
 	return RM_EXIT_OK;
 }
 
-static const char *const dcnt_names[] = {
-#define DC_NAME(id, name) name,
-    RM_DECAP_COUNTERS(DC_NAME)
-#undef DC_NAME
-};
-
 int cmd_decap_status(struct load_opts *o)
 {
-	char path[RM_PATH_MAX + RM_NAME_MAX], name[IF_NAMESIZE];
-	int ncpus = libbpf_num_possible_cpus(), fd, err = 0;
-	__u64 sum[RM_DCNT_MAX] = {0}, *v;
+	char name[IF_NAMESIZE];
+	__u64 sum[RM_DCNT_MAX];
 	struct rm_json j;
 	struct if_nameindex *ifs, *i;
 	__u32 flags;
+	int err = rm_decap_counters_read(decap_dir(o), sum);
 
-	snprintf(path, sizeof(path), "%s/%s", decap_dir(o),
-		 RM_DECAP_MAP_COUNTERS);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
+	if (err == -ENOENT)
 		return load_error(RM_EXIT_RUNTIME,
 				  "no decapsulator state at %s (`ringload "
 				  "decap attach IFACE --allow-src PREFIX` "
 				  "first)",
 				  decap_dir(o));
-	v = calloc(ncpus, sizeof(*v));
-	for (__u32 k = 0; v && k < RM_DCNT_MAX && !err; k++) {
-		if (bpf_map_lookup_elem(fd, &k, v))
-			err = -errno;
-		for (int c = 0; c < ncpus && !err; c++)
-			sum[k] += v[c];
-	}
-	free(v);
-	close(fd);
-	if (!v || err)
-		return load_error(RM_EXIT_RUNTIME, "cannot read %s: %s", path,
-				  strerror(v ? -err : ENOMEM));
+	if (err)
+		return load_error(RM_EXIT_RUNTIME,
+				  "cannot read the counters in %s: %s",
+				  decap_dir(o), strerror(-err));
 	ifs = if_nameindex();
 	if (o->json) {
 		rm_json_init(&j, stdout);
@@ -334,7 +404,7 @@ int cmd_decap_status(struct load_opts *o)
 		rm_json_arr_close(&j);
 		rm_json_obj_open(&j, "counters");
 		for (int k = 0; k < RM_DCNT_MAX; k++)
-			rm_json_u64(&j, dcnt_names[k], sum[k]);
+			rm_json_u64(&j, rm_decap_counter_name(k), sum[k]);
 		rm_json_obj_close(&j);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
@@ -345,7 +415,7 @@ int cmd_decap_status(struct load_opts *o)
 				printf(" %s", if_indextoname(i->if_index, name));
 		printf("\n");
 		for (int k = 0; k < RM_DCNT_MAX; k++)
-			printf("%-24s %llu\n", dcnt_names[k],
+			printf("%-24s %llu\n", rm_decap_counter_name(k),
 			       (unsigned long long)sum[k]);
 	}
 	if_freenameindex(ifs);

@@ -102,8 +102,14 @@ static const struct cli_opt chain_show_opts[] = {OPT_JSON, OPT_PIN_DIR, {0}};
 static const struct cli_opt decap_attach_opts[] = {
     {.name = "allow-src", .type = CLI_STRING, .off = F(allow_src),
      .max = 4095, .arg = "PREFIX[,PREFIX...]", .flags = CLI_REQUIRED,
-     .help = "the directors' outer source addresses or prefixes: only "
-	     "packets from these are decapsulated"},
+     .help = "the outer source addresses or prefixes packets are "
+	     "decapsulated from: the directors', and with second chance the "
+	     "other nodes' that may forward to this one"},
+    {.name = "allow-hop", .type = CLI_STRING, .off = F(allow_hop),
+     .max = 4095, .arg = "PREFIX[,PREFIX...]",
+     .help = "second chance: the nodes a packet with a hop list may be "
+	     "sent on to; a next hop outside them is dropped, counted "
+	     "(default: the --allow-src prefixes)"},
     {.name = "gue-port", .type = CLI_UINT, .off = F(gue_port), .min = 1,
      .max = 65535, .arg = "PORT", .def = STR_OF(RM_GUE_PORT),
      .help = "the UDP port GUE packets arrive on"},

@@ -20,8 +20,10 @@ struct load_opts {
 	bool json, purge, verbose, help;
 	bool reuse; /* attach: already attached from this pin dir is fine */
 	struct cli_u32 conn_table; /* 0: the default, or as pinned */
-	/* decap attach: the directors' prefixes, "A[/LEN][,B...]" */
+	/* decap attach: the senders' prefixes, "A[/LEN][,B...]", and the
+	 * second-chance next hops' (NULL: allow_src's) */
 	const char *allow_src;
+	const char *allow_hop;
 	struct cli_u32 gue_port;
 	struct cli_u32 interval; /* neighd: ms between rounds */
 	bool chain;		 /* attach: into the interface's chain */
