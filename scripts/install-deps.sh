@@ -21,6 +21,9 @@ pkgs=(
 	# metrics: ringexport's HTTP server; promtool and a Prometheus server
 	# in test_metrics; ringctl top driven in tmux (test_top); sysctl
 	libmicrohttpd-dev prometheus tmux procps
+	# second chance: the spoofed ACK flood (test_second_chance), each
+	# director's outer source seen on the wire (test_fleet_local)
+	hping3 tcpdump
 )
 
 missing=()
