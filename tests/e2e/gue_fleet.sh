@@ -13,7 +13,10 @@
 #               with its pins on a bpffs of its own (GF_DECAP_PIN[i]),
 #               --allow-src 198.18.150.0/24: every director and every
 #               other node (second-chance forwards come from nodes);
-#               permanent neighbours for the other nodes. The router's
+#               permanent neighbours for the other nodes, forwarding on
+#               (the decap's FIB lookup for a forward answers nothing
+#               without it; the kernel itself forwards nothing here, no
+#               redirects sent). The router's
 #               end of n0 (r-nI) takes in what the node's XDP transmits
 #               back out of n0 (a node-to-node forward) only with GRO on.
 #
@@ -72,6 +75,11 @@ gf_up()
 				lladdr "${FL_NODE_MAC[j]}" dev n0 nud permanent ||
 				ok=0
 		done
+		ip netns exec "${FL_NODE_NS[i]}" sh -ec '
+			echo 1 > /proc/sys/net/ipv4/ip_forward
+			echo 0 > /proc/sys/net/ipv4/conf/all/send_redirects
+			echo 0 > /proc/sys/net/ipv4/conf/n0/send_redirects' ||
+			ok=0
 		ip netns exec "$FL_ROUTER_NS" ethtool -K "r-n$i" gro on \
 			>/dev/null || ok=0
 		mkdir -p "$FL_DIR/bpffs-n$i" &&
