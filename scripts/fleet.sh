@@ -43,6 +43,7 @@
 # Variables: FL_SUF FL_DIR FL_D FL_N FL_VIP4 FL_PORT FL_KEY FL_ETCD
 #   FL_CLIENT_NS FL_ROUTER_NS FL_DIR_NS[k] FL_PIN[k] FL_NODE_NS[i]
 #   FL_NODE_MAC[i] FL_SEED FL_CLIENT_SRCS (the client's source addresses)
+# FL_NO_ETCD=1: fleet_up starts no etcd (a fleet driven by ringctl alone).
 # Paths: FL_BUILD (default $BUILD or <repo>/build) holds ringctl, ringload,
 # ringsync; FL_EXAMPLES the BIRD templates (examples/fleet).
 #
@@ -253,7 +254,7 @@ fleet_up()
 	_fl_spawn bird-router "$FL_ROUTER_NS" bird -f -c \
 		"$FL_DIR/bird-router.conf" -s "$FL_DIR/bird-router.ctl" \
 		-P "$FL_DIR/bird-router.bpid"
-	fleet_etcd_start || { fleet_down; return 1; }
+	[ -n "${FL_NO_ETCD:-}" ] || fleet_etcd_start || { fleet_down; return 1; }
 }
 
 # fleet_etcd_start: etcd in the router namespace, data in $FL_DIR/etcd;

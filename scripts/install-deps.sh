@@ -24,6 +24,9 @@ pkgs=(
 	# make test on a busy machine (stress-ng, docs/testing.md); make bench's
 	# plots (gnuplot, no X)
 	stress-ng gnuplot-nox
+	# second chance: the spoofed ACK flood (test_second_chance), each
+	# director's outer source seen on the wire (test_fleet_local)
+	hping3 tcpdump
 )
 
 missing=()

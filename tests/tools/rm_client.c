@@ -534,10 +534,14 @@ static void hold_recv(struct flow *f, long idx, int64_t now)
 	}
 }
 
-static void hold_send(struct flow *f)
+static void hold_send(struct flow *f, int64_t now)
 {
 	ssize_t n;
 
+	/* a chunk starts: a stall is counted from now, not from the last
+	 * echo (with --gap-ms above --timeout-ms every chunk would count) */
+	if (!f->sent)
+		f->last_progress = now;
 	n = send(f->fd, f->chunk + f->sent, opt.chunk - f->sent, MSG_NOSIGNAL);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
@@ -632,7 +636,7 @@ static void run_hold(struct flow *flows, long n)
 			if (rev & (POLLIN | POLLERR | POLLHUP))
 				hold_recv(f, slot[s], now);
 			if (f->state == S_HOLD && (rev & POLLOUT))
-				hold_send(f);
+				hold_send(f, now);
 		}
 	}
 	for (long i = 0; i < n; i++) {

@@ -291,6 +291,83 @@ static void test_seed_change_all(void **state)
 	free(a);
 }
 
+/* A document whose only change is this director's outer source (config
+ * --encap-src4/6) is a change: reported as local, committed, read back;
+ * no ring moves. It used to read as "no change" and keep the old one. */
+static void test_local_only_change(void **state)
+{
+	struct rm_apply *a = calloc(1, sizeof(*a));
+	__be32 src6[4] = {htonl(0x20010db8), 0, 0, htonl(7)};
+	struct doc *d;
+	__u32 web_ring;
+
+	(void)state;
+	populate();
+	web_ring = ring_id(0);
+	d = doc_open();
+	d->new.cfg.encap_src4 = htonl(0xc6120001); /* 198.18.0.1 */
+	assert_int_equal(rm_apply_prepare(&d->st, &d->old, &d->new, a), 0);
+	assert_true(a->changed);
+	assert_true(a->local_changed);
+	assert_false(a->cfg_changed || a->seed_changed);
+	assert_int_equal(a->n_svc, 0);
+	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
+			 0);
+	doc_close(d);
+	d = doc_open();
+	assert_int_equal(d->old.cfg.encap_src4, htonl(0xc6120001));
+	/* IPv6 alone too */
+	memcpy(d->new.cfg.encap_src6, src6, sizeof(src6));
+	assert_int_equal(rm_apply_prepare(&d->st, &d->old, &d->new, a), 0);
+	assert_true(a->changed && a->local_changed);
+	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
+			 0);
+	doc_close(d);
+	d = doc_open();
+	assert_memory_equal(d->old.cfg.encap_src6, src6, sizeof(src6));
+	doc_close(d);
+	assert_int_equal(ring_id(0), web_ring);
+	free(a);
+}
+
+/* apply --keep-local (ringsync): a fleet's document with another
+ * director's sources and a shared change: the shared change is reported
+ * and committed, the local sources stay this director's. */
+static void test_keep_local(void **state)
+{
+	struct rm_apply *a = calloc(1, sizeof(*a));
+	struct doc *d;
+
+	(void)state;
+	populate();
+	d = doc_open();
+	d->new.cfg.encap_src4 = htonl(0xc6120001);
+	assert_int_equal(rm_apply_prepare(&d->st, &d->old, &d->new, a), 0);
+	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
+			 0);
+	doc_close(d);
+	d = doc_open();
+	d->new.cfg.encap_src4 = htonl(0xc6120002); /* another director's */
+	d->new.cfg.encap_src6[3] = htonl(9);
+	d->new.cfg.udp_timeout_s = 77;
+	assert_false(rm_cfg_local_same(&d->old.cfg, &d->new.cfg));
+	rm_cfg_keep_local(&d->new.cfg, &d->old.cfg);
+	assert_true(rm_cfg_local_same(&d->old.cfg, &d->new.cfg));
+	assert_int_equal(d->new.cfg.udp_timeout_s, 77);
+	assert_int_equal(rm_apply_prepare(&d->st, &d->old, &d->new, a), 0);
+	assert_true(a->changed && a->cfg_changed);
+	assert_false(a->local_changed);
+	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
+			 0);
+	doc_close(d);
+	d = doc_open();
+	assert_int_equal(d->old.cfg.encap_src4, htonl(0xc6120001));
+	assert_int_equal(d->old.cfg.encap_src6[3], 0);
+	assert_int_equal(d->old.cfg.udp_timeout_s, 77);
+	doc_close(d);
+	free(a);
+}
+
 /* The record round-trips; no record reads as -ENOENT and zeroes. */
 static void test_applied_record(void **state)
 {
@@ -328,6 +405,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_applied_record, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_local_only_change, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_keep_local, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

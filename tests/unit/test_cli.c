@@ -1262,6 +1262,34 @@ static void test_restore_lines(void **state)
 		       1, "rm-test-cli-none");
 }
 
+/* publish refuses a document that sets one director's outer source (it
+ * would become every director's) before it contacts etcd: exit 2, the
+ * line, and the fix (save --fleet). The URL is never used (test_fleet_
+ * local.sh publishes the fleet part to a real etcd). */
+static void test_publish_local(void **state)
+{
+	const char *doc = "seed --set 000102030405060708090a0b0c0d0e0f\n"
+			  "config --udp-timeout 60 --conn-insert-rate 0\n"
+			  "config --encap-src4 none --encap-src6 2001:db8::1\n";
+	char path[] = "/tmp/rm-publish.XXXXXX";
+	int fd = mkstemp(path);
+	struct run r;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, doc, strlen(doc)), (ssize_t)strlen(doc));
+	close(fd);
+	run_ctl(&r, "publish", path, "--etcd", "http://x", "--key", "/rm/test",
+		NULL);
+	unlink(path);
+	if (r.status != 2 || count_char(r.err, r.err_len, '\n') != 1 ||
+	    !strstr(r.err, "line 3 sets --encap-src4") ||
+	    !strstr(r.err, "save --fleet"))
+		fail_msg("publish of a document with --encap-src6: exit %d, "
+			 "stderr \"%s\"", r.status, r.err);
+	run_free(&r);
+}
+
 /* ---- setup ------------------------------------------------------------ */
 static int find_ringctl(const char *argv0)
 {
@@ -1310,6 +1338,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_option_forms),
 	    cmocka_unit_test(test_command_help),
 	    cmocka_unit_test(test_restore_lines),
+	    cmocka_unit_test(test_publish_local),
 	    cmocka_unit_test(test_ringexport_cli),
 	    cmocka_unit_test(test_ringsync_cli),
 	    cmocka_unit_test(test_ringhealth_cli),

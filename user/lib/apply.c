@@ -84,7 +84,8 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 	    (old->cfg.flags & RM_CFG_SEEDED) != (new->cfg.flags & RM_CFG_SEEDED);
 	a->cfg_changed = rm_udp_timeout(&old->cfg) != rm_udp_timeout(&new->cfg) ||
 			 old->cfg.conn_insert_rate != new->cfg.conn_insert_rate;
-	a->changed = a->seed_changed || a->cfg_changed;
+	a->local_changed = !rm_cfg_local_same(&old->cfg, &new->cfg);
+	a->changed = a->seed_changed || a->cfg_changed || a->local_changed;
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		const struct rm_svc_meta *o = &old->svc[i], *n = &new->svc[i];
 		struct rm_apply_svc *s = &a->svc[a->n_svc];
@@ -135,6 +136,18 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 	if (err)
 		rm_apply_free(a);
 	return err;
+}
+
+bool rm_cfg_local_same(const struct rm_config *a, const struct rm_config *b)
+{
+	return a->encap_src4 == b->encap_src4 &&
+	       !memcmp(a->encap_src6, b->encap_src6, sizeof(a->encap_src6));
+}
+
+void rm_cfg_keep_local(struct rm_config *dst, const struct rm_config *live)
+{
+	dst->encap_src4 = live->encap_src4;
+	memcpy(dst->encap_src6, live->encap_src6, sizeof(dst->encap_src6));
 }
 
 void rm_apply_free(struct rm_apply *a)

@@ -45,6 +45,7 @@ struct rm_apply {
 	bool changed;	   /* anything differs: a commit writes */
 	bool seed_changed; /* every ring rebuilt */
 	bool cfg_changed;  /* UDP timeout or insert rate */
+	bool local_changed; /* this director's own settings (rm_cfg_local) */
 	__u32 n_svc;	   /* services that differ, in id order */
 	struct rm_apply_svc svc[RM_MAX_SERVICES];
 };
@@ -64,6 +65,17 @@ int rm_apply_commit(struct rm_state *st, const struct rm_snap *old,
 		    const struct rm_snap *new, const struct rm_apply *a,
 		    const struct rm_applied *rec);
 void rm_apply_free(struct rm_apply *a);
+
+/* ---- settings local to one director ------------------------------------ */
+/* A fleet's document (ringctl save --fleet, publish, ringsync) holds what
+ * every director must share: the seed, the table's settings, services,
+ * nodes and checks. A director's own settings are not in it: the outer
+ * source addresses of its encapsulated packets (config --encap-src4,
+ * --encap-src6), an address of that director only. docs/
+ * fleet-local-settings.md has the rules; these two are the one list. */
+bool rm_cfg_local_same(const struct rm_config *a, const struct rm_config *b);
+/* dst's local settings become live's: an apply that keeps them. */
+void rm_cfg_keep_local(struct rm_config *dst, const struct rm_config *live);
 
 /* ---- what ringsync applied, pinned beside the state -------------------- */
 /* rm_applied: an ARRAY of one record that ringctl apply --revision and

@@ -28,6 +28,8 @@ static void print_text(const struct rm_apply *a)
 		printf("seed: changed (every ring rebuilt)\n");
 	if (a->cfg_changed)
 		printf("config: changed\n");
+	if (a->local_changed)
+		printf("local: this director's outer source changed\n");
 	for (__u32 i = 0; i < a->n_svc; i++) {
 		const struct rm_apply_svc *s = &a->svc[i];
 
@@ -59,6 +61,7 @@ static void print_json(const struct ctl_opts *o, const struct rm_apply *a,
 	rm_json_bool(&j, "changed", a->changed);
 	rm_json_bool(&j, "seed_changed", a->seed_changed);
 	rm_json_bool(&j, "config_changed", a->cfg_changed);
+	rm_json_bool(&j, "local_changed", a->local_changed);
 	if (rec)
 		rm_json_u64(&j, "revision", rec->revision);
 	rm_json_arr_open(&j, "services");
@@ -125,6 +128,17 @@ int cmd_apply(struct ctl_opts *o)
 	ret = doc_replay("apply", &lv, edits, n);
 	if (ret)
 		goto out;
+	if (o->keep_local) {
+		int line = doc_local_line(edits, n);
+
+		/* a fleet's document set them: one director's, not ours */
+		if (line)
+			fprintf(stderr, "apply: --keep-local: line %d sets "
+					"--encap-src4/--encap-src6: ignored, this "
+					"director keeps its own\n",
+				line);
+		rm_cfg_keep_local(&lv.new->cfg, &lv.old->cfg);
+	}
 	if (rm_apply_prepare(&lv.st, lv.old, lv.new, a)) {
 		ret = ctl_runtime_error("apply: %s (nothing changed)",
 					rm_errmsg());

@@ -140,6 +140,10 @@ int doc_parse(const char *cmd, FILE *f, struct edit **edits, int *n);
 int doc_read(struct ctl_opts *o, const char *cmd, struct edit **edits,
 	     int *n);
 int doc_replay(const char *cmd, struct live *lv, struct edit *edits, int n);
+/* The line of the first edit that sets one of this director's own
+ * settings (config --encap-src4/6, apply.h), 0 if none: what publish
+ * refuses and apply --keep-local ignores. */
+int doc_local_line(const struct edit *edits, int n);
 
 /* ringctl's command table (commands.c): a command either runs a handler
  * or, with run NULL, applies its edit as one change (live_change). The

@@ -70,15 +70,25 @@ static int validate(struct ctl_opts *o, const char *doc, size_t len)
 {
 	struct edit *edits = NULL;
 	FILE *f = fmemopen((void *)doc, len ? len : 1, "r");
-	int n, ret;
+	int n, ret, local;
 
 	if (!f)
 		return ctl_runtime_error("publish: %s", strerror(errno));
 	ret = doc_parse("publish", f, &edits, &n);
 	fclose(f);
+	local = ret ? 0 : doc_local_line(edits, n);
 	free(edits);
 	if (ret)
 		return ret;
+	/* every director would take one director's outer source */
+	if (local)
+		return ctl_usage_error("publish: %s: line %d sets --encap-src4/"
+				       "--encap-src6, an address of one "
+				       "director: publish the output of "
+				       "`ringctl save --fleet` (each director "
+				       "keeps its own, "
+				       "docs/fleet-local-settings.md)",
+				       o->argv[0], local);
 	if (!has_seed(doc))
 		return ctl_usage_error("publish: %s has no `seed --set HEX` "
 				       "line: every director must hash with "

@@ -149,6 +149,14 @@ int doc_replay(const char *cmd, struct live *lv, struct edit *edits, int n)
 	return 0;
 }
 
+int doc_local_line(const struct edit *edits, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (edits[i].encap_src4_set || edits[i].encap_src6_set)
+			return edits[i].line;
+	return 0;
+}
+
 int cmd_restore(struct ctl_opts *o)
 {
 	struct edit *edits;

@@ -14,7 +14,7 @@
 
 /* Services by id, then nodes by slot: restoring into an empty state
  * hands out the same ids and slots when the original had no holes. */
-static void write_config(FILE *f, const struct live *lv)
+static void write_config(FILE *f, const struct live *lv, bool fleet)
 {
 	char hex[33], addr[64], addr6[64], mac[18], key[80];
 
@@ -23,13 +23,16 @@ static void write_config(FILE *f, const struct live *lv)
 	fprintf(f, "seed --set %s\n", hex);
 	fprintf(f, "config --udp-timeout %u --conn-insert-rate %u\n",
 	       rm_udp_timeout(&lv->old->cfg), lv->old->cfg.conn_insert_rate);
-	/* a line of its own, and only when set: files from before routed
-	 * nodes read the same */
+	/* this director's own settings (apply.h): a line of their own, only
+	 * when set (files from before routed nodes read the same), never in
+	 * a fleet's document (docs/fleet-local-settings.md) */
 	encap_src_text(&lv->old->cfg, RM_FAMILY_V4, addr, sizeof(addr));
 	encap_src_text(&lv->old->cfg, RM_FAMILY_V6, addr6, sizeof(addr6));
-	if (strcmp(addr, "none") || strcmp(addr6, "none"))
-		fprintf(f, "config --encap-src4 %s --encap-src6 %s\n", addr,
-			addr6);
+	if (!fleet && (strcmp(addr, "none") || strcmp(addr6, "none")))
+		fprintf(f, "# local to this director: save --fleet leaves it "
+			   "out, publish refuses it\n"
+			   "config --encap-src4 %s --encap-src6 %s\n",
+			addr, addr6);
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &lv->old->svc[i];
 
@@ -92,7 +95,7 @@ static void write_config(FILE *f, const struct live *lv)
 /* --output FILE: a temporary file beside it, flushed to disk, renamed over
  * it: FILE is always a whole configuration, the old one or the new one
  * (what the systemd unit restores at boot). */
-static int save_atomic(const char *path, const struct live *lv)
+static int save_atomic(const char *path, const struct live *lv, bool fleet)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
@@ -113,7 +116,7 @@ static int save_atomic(const char *path, const struct live *lv)
 		err = -1;
 	} else {
 		fchmod(fd, 0644);
-		write_config(f, lv);
+		write_config(f, lv, fleet);
 		err = fflush(f) || fsync(fd) ? -1 : 0;
 		err = fclose(f) || err;
 	}
@@ -140,9 +143,9 @@ int cmd_save(struct ctl_opts *o)
 	if (ret)
 		return ret;
 	if (o->output)
-		ret = save_atomic(o->output, &lv);
+		ret = save_atomic(o->output, &lv, o->fleet);
 	else
-		write_config(stdout, &lv);
+		write_config(stdout, &lv, o->fleet);
 	live_close(&lv);
 	return ret;
 }

@@ -290,6 +290,9 @@ static const struct cli_opt save_opts[] = {
 	"write FILE instead of stdout, atomically (a temporary file renamed "
 	"over it)",
 	.short_name = 'o'),
+    FLAG("fleet", fleet,
+	 "leave out this director's own settings (its outer sources): the "
+	 "document to publish to every director"),
     OPT_PIN_DIR,
     END};
 
@@ -319,6 +322,9 @@ static const struct cli_opt apply_opts[] = {
 	 "record N as the applied revision, with the time (ringsync does)"),
     STR("source", source, 120, "TEXT",
 	"where the revision came from, recorded with it"),
+    FLAG("keep-local", keep_local,
+	 "keep this director's own settings (its outer sources): the "
+	 "document's lines for them are ignored (ringsync does)"),
     OPTS_CHANGE,
     END};
 

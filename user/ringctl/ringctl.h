@@ -38,6 +38,9 @@ struct ctl_opts {
 	bool drain, active, down;
 	/* save --output FILE */
 	const char *output;
+	/* save --fleet, apply --keep-local: this director's own settings
+	 * (rm_cfg_local_same) out of a fleet's document */
+	bool fleet, keep_local;
 	/* node add/set --addr: where health checks go and, for a node
 	 * reached by --via ipip|gue, where its packets are sent */
 	struct cli_addr addr;

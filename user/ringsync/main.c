@@ -3,7 +3,8 @@
  * ringsync: keep this director's live state equal to one etcd key.
  *
  * Loop: read the key (/v3/kv/range); a new mod_revision is applied by
- * `ringctl apply - --revision N` (the same code as an operator's apply:
+ * `ringctl apply - --revision N --keep-local` (the same code as an
+ * operator's apply, this director keeping its own outer sources:
  * parsed whole, compared, committed once, recorded in rm_applied), or
  * rejected, logged and counted if ringctl refuses it (the live state
  * stays as it was); then wait on a watch (/v3/watch) from the next
@@ -133,7 +134,7 @@ static int apply(const struct sync_opts *o, const struct rm_etcd_kv *kv)
 	char rev[24], source[RM_SOURCE_MAX];
 	char *argv[] = {(char *)o->ringctl, "--pin-dir", (char *)o->pin_dir,
 			"apply", "-", "--json", "--revision", rev,
-			"--source", source, NULL};
+			"--source", source, "--keep-local", NULL};
 	struct sync_buf out = {0}, err = {0};
 	struct timespec t0;
 	int rc;
