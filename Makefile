@@ -52,9 +52,11 @@ RM_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
-# etcd's HTTP/JSON gateway (user/lib/etcd.c): ringctl publish, ringsync
-ETCD_LIBS := $(shell pkg-config --libs libcurl json-c 2>/dev/null || \
-	echo -lcurl -ljson-c)
+# etcd's HTTP/JSON gateway (user/lib/etcd.c): ringctl publish, ringsync.
+# libcurl is dlopen()ed there on first use (its dependencies cost every
+# command ~20 ms to load), so only json-c is linked; the build still needs
+# curl's headers (libcurl4-openssl-dev) and the runtime libcurl.so.4.
+ETCD_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))

@@ -53,14 +53,15 @@ static void count_nodes(const struct rm_snap *old, const struct rm_snap *new,
 static int live_ring(struct rm_state *st, const struct rm_snap *old,
 		     __u32 svc, struct rm_ring *r)
 {
-	struct rm_slot *slots = NULL;
+	const struct rm_slot *slots = NULL;
 	__u32 n;
 	int err;
 
-	err = rm_state_ring_slots(st, svc, &slots, &n);
-	if (!err)
+	err = rm_state_ring_map(st, svc, &slots, &n);
+	if (!err) {
 		err = rm_ring_decode(slots, n, old, svc, r);
-	free(slots);
+		rm_state_ring_unmap(slots, n);
+	}
 	return err;
 }
 

@@ -33,17 +33,17 @@ struct scrape {
  * the metrics say what the data plane does. */
 static int read_ring(struct scrape *s, __u32 svc)
 {
-	struct rm_slot *slots = NULL;
+	const struct rm_slot *slots = NULL;
 	struct rm_ring r = {0};
 	__u64 *arcs;
 	__u32 n;
 	int err;
 
 	/* no ring (a change cut short): nothing owned */
-	if (rm_state_ring_slots(&s->st, svc, &slots, &n))
+	if (rm_state_ring_map(&s->st, svc, &slots, &n))
 		return 0;
 	err = rm_ring_decode(slots, n, &s->snap, svc, &r);
-	free(slots);
+	rm_state_ring_unmap(slots, n);
 	if (err)
 		return err;
 	arcs = calloc(r.n_nodes ? r.n_nodes : 1, sizeof(*arcs));

@@ -476,7 +476,15 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 
 	if (nslots < rm_ring_nslots(r))
 		return -ENOSPC;
-	memset(slots, 0, (size_t)nslots * sizeof(*slots));
+	/* every slot below is written whole, but for the header's c and d,
+	 * an odd ring's last half slot and what lies past the ring: zero
+	 * those, not megabytes of index that are about to be written */
+	if (r->n == 0 || nslots > rm_ring_nslots(r)) {
+		memset(slots, 0, (size_t)nslots * sizeof(*slots));
+	} else {
+		memset(&slots[0], 0, sizeof(slots[0]));
+		memset(&slots[nslots - 1], 0, sizeof(slots[0]));
+	}
 	slots[0].a = r->n;
 	slots[0].b = bits;
 	if (r->n == 0)

@@ -10,5 +10,9 @@
  * map fd or -errno. */
 int rm_ring_map_create(const struct rm_slot *slots, __u32 nslots,
 		       const char *name);
+/* The same for ring r, encoded straight into the map's memory (no copy
+ * of the ring's megabytes of index through a buffer). */
+struct rm_ring;
+int rm_ring_map_encode(const struct rm_ring *r, const char *name);
 
 #endif

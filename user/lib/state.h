@@ -142,6 +142,13 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s);
 /* The inner array the kernel searches for service svc (*slots malloc'd). */
 int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 			__u32 *nslots);
+/* The same ring mapped read-only instead of copied (rings are mmapable):
+ * no copy of its megabytes, and the pages come mapped. A ring is never
+ * written once installed (a change installs a new one), so the view
+ * stays what it was. Release with rm_state_ring_unmap(). */
+int rm_state_ring_map(struct rm_state *st, __u32 svc,
+		      const struct rm_slot **slots, __u32 *nslots);
+void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots);
 /* Does a live ring (slots as read) hold exactly what s's records give
  * service svc? A change interrupted between its writes shows here. */
 bool rm_ring_matches(const struct rm_snap *s, __u32 svc,

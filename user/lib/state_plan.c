@@ -137,16 +137,11 @@ void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
 static int ring_map_create(const struct rm_ring *r, __u32 svc)
 {
 	__u32 n = rm_ring_nslots(r);
-	struct rm_slot *slots = calloc(n, sizeof(*slots));
 	char name[16];
 	int fd;
 
-	if (!slots)
-		return rm_state_fail(-ENOMEM, "out of memory");
-	rm_ring_encode(r, slots, n);
 	snprintf(name, sizeof(name), "rm_ring_%u", svc);
-	fd = rm_ring_map_create(slots, n, name);
-	free(slots);
+	fd = rm_ring_map_encode(r, name);
 	if (fd < 0)
 		return rm_state_fail(fd, "cannot create a ring map of %u slots: %s", n,
 			    strerror(-fd));

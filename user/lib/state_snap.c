@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -38,14 +39,13 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s)
 	return 0;
 }
 
-int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
-			__u32 *nslots)
+/* The fd and size of service svc's live ring array. */
+static int ring_open(struct rm_state *st, __u32 svc, __u32 *nslots)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), id;
-	int fd = -1, err, tries;
+	int fd = -1, tries;
 
-	*slots = NULL;
 	/* the ring may be replaced (and its map freed) between reading its
 	 * id and opening it: try again, the new one is there then */
 	for (tries = 0; tries < 5 && fd < 0; tries++) {
@@ -59,15 +59,28 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 	if (fd < 0)
 		return rm_state_fail(-errno, "cannot open the ring of service id %u: %s",
 			    svc, strerror(errno));
-	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	if (!err && info.value_size != sizeof(struct rm_slot))
-		err = -EPROTO;
-	if (!err) {
-		*slots = calloc(info.max_entries, sizeof(**slots));
-		err = *slots ? rm_array_read(fd, info.max_entries, sizeof(**slots),
-					  *slots)
-			     : -ENOMEM;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(struct rm_slot) || !info.max_entries) {
+		close(fd);
+		return rm_state_fail(-EPROTO, "the ring of service id %u is not a ring array",
+			    svc);
 	}
+	*nslots = info.max_entries;
+	return fd;
+}
+
+int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
+			__u32 *nslots)
+{
+	__u32 n = 0;
+	int fd, err;
+
+	*slots = NULL;
+	fd = ring_open(st, svc, &n);
+	if (fd < 0)
+		return fd;
+	*slots = calloc(n, sizeof(**slots));
+	err = *slots ? rm_array_read(fd, n, sizeof(**slots), *slots) : -ENOMEM;
 	close(fd);
 	if (err) {
 		free(*slots);
@@ -75,8 +88,43 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 		return rm_state_fail(err, "cannot read the ring of service id %u: %s",
 			    svc, strerror(-err));
 	}
-	*nslots = info.max_entries;
+	*nslots = n;
 	return 0;
+}
+
+static size_t ring_len(__u32 nslots)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size_t)nslots * sizeof(struct rm_slot) + page - 1) / page *
+	       page;
+}
+
+int rm_state_ring_map(struct rm_state *st, __u32 svc,
+		      const struct rm_slot **slots, __u32 *nslots)
+{
+	__u32 n = 0;
+	void *mem;
+	int fd;
+
+	*slots = NULL;
+	fd = ring_open(st, svc, &n);
+	if (fd < 0)
+		return fd;
+	mem = mmap(NULL, ring_len(n), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (mem == MAP_FAILED)
+		return rm_state_fail(-errno, "cannot map the ring of service id %u: %s",
+			    svc, strerror(errno));
+	*slots = mem;
+	*nslots = n;
+	return 0;
+}
+
+void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots)
+{
+	if (slots)
+		munmap((void *)slots, ring_len(nslots));
 }
 
 static int spec_by_name(const void *a, const void *b)

@@ -73,7 +73,7 @@ static void check_state(struct doctor *d)
 {
 	struct ctl_opts *o = d->o;
 
-	d->lv.old = malloc(sizeof(*d->lv.old));
+	d->lv.old = live_snap_alloc();
 	d->lv.new = NULL;
 	if (!d->lv.old || rm_state_open(&d->lv.st, o->pin_dir, RM_LOCK_NONE) ||
 	    rm_state_read(&d->lv.st, d->lv.old)) {
@@ -615,7 +615,7 @@ int cmd_doctor(struct ctl_opts *o)
 					total, total == 1 ? "" : "s")
 		    : RM_EXIT_OK;
 	rm_state_close(&d->lv.st);
-	free(d->lv.old);
+	live_snap_free(d->lv.old);
 	free(d);
 	return ret;
 }

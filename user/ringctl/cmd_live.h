@@ -58,6 +58,9 @@ typedef int (*edit_parse_fn)(struct ctl_opts *o, struct edit *e);
 
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock);
 void live_close(struct live *lv);
+/* A snapshot, its pages populated at once (live_open uses these). */
+struct rm_snap *live_snap_alloc(void);
+void live_snap_free(struct rm_snap *s);
 /* Commit lv->new, or with --dry-run print what would move. */
 int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		const char *done);

@@ -177,8 +177,7 @@ int cmd_publish(struct ctl_opts *o)
 	if (ret)
 		goto out;
 	if (rm_etcd_global_init()) {
-		ret = ctl_runtime_error("publish: libcurl initialisation "
-					"failed");
+		ret = ctl_runtime_error("publish: %s", rm_etcd_errmsg());
 		goto out;
 	}
 	err = rm_etcd_get(&eo, o->key, &cur);

@@ -205,16 +205,16 @@ static int view_service(struct live *lv, __u32 svc,
 			const struct rm_conn_count *conns, struct rm_json *j)
 {
 	struct view w = {.svc = svc, .conns = conns};
-	struct rm_slot *slots = NULL;
-	__u32 n;
+	const struct rm_slot *slots = NULL;
+	__u32 n = 0;
 	int ret = 0;
 
 	/* no ring yet (a change cut short after the service's record was
 	 * written): show it empty and flagged rather than fail */
-	if (rm_state_ring_slots(&lv->st, svc, &slots, &n)) {
+	if (rm_state_ring_map(&lv->st, svc, &slots, &n)) {
 		slots = NULL;
 	} else if (rm_ring_decode(slots, n, lv->old, svc, &w.ring)) {
-		free(slots);
+		rm_state_ring_unmap(slots, n);
 		return ctl_runtime_error("%s", rm_errmsg());
 	}
 	w.matches = slots && rm_ring_matches(lv->old, svc, slots, n);
@@ -229,7 +229,7 @@ static int view_service(struct live *lv, __u32 svc,
 			show_text(lv, &w);
 	}
 	free(w.arcs);
-	free(slots);
+	rm_state_ring_unmap(slots, n);
 	rm_ring_free(&w.ring);
 	return ret;
 }

@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	if (c.password_file)
 		o.etcd.password = read_secret(c.password_file);
 	if (rm_etcd_global_init()) {
-		fprintf(stderr, "ringsync: libcurl initialisation failed\n");
+		fprintf(stderr, "ringsync: %s\n", rm_etcd_errmsg());
 		return RM_EXIT_RUNTIME;
 	}
 	sigaction(SIGTERM, &sa, NULL);
