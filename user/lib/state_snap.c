@@ -38,8 +38,10 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s)
 	return 0;
 }
 
-int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
-			__u32 *nslots)
+/* The inner array at key of outer map `map` (rm_rings, rm_rings_old):
+ * -ENOENT (no message) when the key holds none. */
+static int inner_slots(struct rm_state *st, enum rm_map_id map, __u32 key,
+		       struct rm_slot **slots, __u32 *nslots)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), id;
@@ -49,16 +51,13 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 	/* the ring may be replaced (and its map freed) between reading its
 	 * id and opening it: try again, the new one is there then */
 	for (tries = 0; tries < 5 && fd < 0; tries++) {
-		if (bpf_map_lookup_elem(st->fd[RM_M_RINGS], &svc, &id))
-			return rm_state_fail(-ENOENT,
-				    "service id %u has no ring "
-				    "installed",
-				    svc);
+		if (bpf_map_lookup_elem(st->fd[map], &key, &id))
+			return -ENOENT;
 		fd = bpf_map_get_fd_by_id(id);
 	}
 	if (fd < 0)
-		return rm_state_fail(-errno, "cannot open the ring of service id %u: %s",
-			    svc, strerror(errno));
+		return rm_state_fail(-errno, "cannot open %s[%u]: %s",
+				     rm_map_names[map], key, strerror(errno));
 	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
 	if (!err && info.value_size != sizeof(struct rm_slot))
 		err = -EPROTO;
@@ -72,11 +71,32 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 	if (err) {
 		free(*slots);
 		*slots = NULL;
-		return rm_state_fail(err, "cannot read the ring of service id %u: %s",
-			    svc, strerror(-err));
+		return rm_state_fail(err, "cannot read %s[%u]: %s",
+				     rm_map_names[map], key, strerror(-err));
 	}
 	*nslots = info.max_entries;
 	return 0;
+}
+
+int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
+			__u32 *nslots)
+{
+	int err = inner_slots(st, RM_M_RINGS, svc, slots, nslots);
+
+	if (err == -ENOENT)
+		return rm_state_fail(-ENOENT, "service id %u has no ring installed",
+				     svc);
+	return err;
+}
+
+int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
+		       struct rm_slot **slots, __u32 *nslots)
+{
+	*slots = NULL;
+	if (svc >= RM_MAX_SERVICES || g >= RM_RING_GENS)
+		return -ENOENT;
+	return inner_slots(st, RM_M_RINGS_OLD, svc * RM_RING_GENS + g, slots,
+			   nslots);
 }
 
 static int spec_by_name(const void *a, const void *b)
