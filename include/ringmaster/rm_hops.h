@@ -5,7 +5,8 @@
  * plane (bpf/hops.h) and userspace (ringctl lookup, tests), so both name
  * the same hops for every flow: tested.
  *
- * The includer defines, before including this file:
+ * An includer that selects hops defines, before including this file
+ * (without them it gets the struct and the rules' helpers only):
  *   RM_HOPS_T                       its handle on the service's state
  *   RM_HOPS_GEN(t, g, h, node, ns)  remembered generation g (0 newest)
  *                                   of the service: 0 with *node the
@@ -35,10 +36,6 @@
 #include "rm_common.h"
 #include "rm_encap.h"
 
-#if !defined(RM_HOPS_T) || !defined(RM_HOPS_GEN) || !defined(RM_HOPS_NODE)
-#error "define RM_HOPS_T, RM_HOPS_GEN and RM_HOPS_NODE before including rm_hops.h"
-#endif
-
 /* The hops of one packet: node slots and their outer addresses. */
 struct rm_hops {
 	__u32 count; /* hops in node[]; 1 = only the current owner */
@@ -66,6 +63,13 @@ RM_INLINE int rm_hop_gen_live(__u64 retired_ns, __u64 now, __u64 window_ns)
 	       (__s64)(now - retired_ns) <= (__s64)window_ns;
 }
 
+#endif /* RM_HOPS_H */
+
+/* The selection itself: only where the includer said how to read its
+ * state (the struct and rules above are for anyone). */
+#if defined(RM_HOPS_T) && defined(RM_HOPS_GEN) && defined(RM_HOPS_NODE) && \
+    !defined(RM_HOPS_SELECT_H)
+#define RM_HOPS_SELECT_H
 /* Fill out with the hop list of hash h of service svc, whose current
  * owner is slot cur_id (record cur, a GUE node). Returns out->count. */
 RM_INLINE __u32 rm_hops_select(RM_HOPS_T t, __u32 svc, __u32 h, __u32 cur_id,
@@ -108,5 +112,4 @@ RM_INLINE __u32 rm_hops_select(RM_HOPS_T t, __u32 svc, __u32 h, __u32 cur_id,
 	out->count = n;
 	return n;
 }
-
-#endif /* RM_HOPS_H */
+#endif /* RM_HOPS_SELECT_H */

@@ -12,6 +12,7 @@
 static int conf_apply(struct edit *e, struct live *lv)
 {
 	struct rm_config *c = &lv->new->cfg;
+	char ho[16];
 
 	if (e->udp_timeout_set)
 		c->udp_timeout_s = e->udp_timeout;
@@ -23,11 +24,12 @@ static int conf_apply(struct edit *e, struct live *lv)
 		memcpy(c->encap_src6, e->encap_src6, sizeof(c->encap_src6));
 	if (e->handover_set)
 		c->handover_window_s = e->handover_s;
+	handover_text(c->handover_window_s, ho, sizeof(ho));
 	snprintf(e->done, sizeof(e->done),
 		 "UDP idle timeout %u s, connection-table inserts %u/s per "
-		 "CPU%s",
+		 "CPU%s, handover window %s",
 		 rm_udp_timeout(c), c->conn_insert_rate,
-		 c->conn_insert_rate ? "" : " (no limit)");
+		 c->conn_insert_rate ? "" : " (no limit)", ho);
 	return 0;
 }
 

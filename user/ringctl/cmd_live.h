@@ -99,6 +99,16 @@ void lookup_conn_text(struct live *lv, const struct lookup_conn *lc,
 void lookup_conn_json(struct rm_json *j, struct live *lv,
 		      const struct lookup_conn *lc, int owner);
 
+/* lookup: the flow's second-chance hop list (cmd_lookup_hops.c), as a
+ * non-SYN packet gets it now: computed by the data plane's rm_hops.h
+ * from the remembered rings (g, read once per command). */
+struct rm_gens;
+void lookup_hops_text(struct live *lv, const struct rm_gens *g,
+		      const struct lookup_conn *lc, __u32 h, int owner);
+void lookup_hops_json(struct rm_json *j, struct live *lv,
+		      const struct rm_gens *g, const struct lookup_conn *lc,
+		      __u32 h, int owner);
+
 /* edits, one parser per command; restore reuses them */
 int svc_add_parse(struct ctl_opts *o, struct edit *e);
 int svc_del_parse(struct ctl_opts *o, struct edit *e);
