@@ -51,6 +51,7 @@
 #include <ringmaster/rm_encap.h>
 
 #include "counters.h"
+#include "hops.h"
 #include "icmp_defs.h"
 #include "maps.h"
 #include "parse.h"
@@ -295,22 +296,77 @@ static __always_inline int rm_too_big(struct xdp_md *ctx,
 	return RM_ENC_ANSWER;
 }
 
+/* Second chance: the GUE header (variant 0) and the hop list of n hops
+ * at p, right after the UDP header (rm_encap.h has the layout); the
+ * caller made room for rm_gue_hops_len(n, family). inner_v6: the inner
+ * packet's family, which the GUE header names. 0, or -1 out of room. */
+static __always_inline int rm_gue_hops_put(void *p, void *end,
+					   const struct rm_hops *hops, __u32 n,
+					   int v6out, int inner_v6)
+{
+	struct rm_gue_hdr *gh = p;
+	struct rm_gue_hops *l = (void *)(gh + 1);
+	__u8 *a = (void *)(l + 1);
+	__u32 i;
+
+	if ((void *)(l + 1) > end)
+		return -1;
+	/* hlen: the private data (hop list) in 32-bit words */
+	gh->vch = (rm_gue_hops_len(n, v6out ? RM_FAMILY_V6 : RM_FAMILY_V4) -
+		   RM_GUE_HDR_LEN) / 4;
+	gh->proto = inner_v6 ? RM_PROTO_IPV6 : RM_PROTO_IPIP;
+	gh->flags = 0;
+	l->type = bpf_htons(RM_GUE_PRIV_HOPS);
+	l->next = 1;
+	l->count = n;
+	for (i = 0; i < RM_GUE_HOPS_MAX; i++) {
+		if (i >= n)
+			break;
+		if (v6out) {
+			if ((void *)(a + 16) > end)
+				return -1;
+			__builtin_memcpy(a, hops->addr[i], 16);
+			a += 16;
+		} else {
+			if ((void *)(a + 4) > end)
+				return -1;
+			__builtin_memcpy(a, hops->addr[i], 4);
+			a += 4;
+		}
+	}
+	return 0;
+}
+
+/* Hops a GUE packet for node carries: hops->count when it names more
+ * than the current owner (bounded for the verifier), else 0. */
+static __always_inline __u32 rm_gue_hops_n(const struct rm_node *node,
+					   const struct rm_hops *hops)
+{
+	__u32 n = hops->count;
+
+	if (node->via != RM_VIA_GUE || n < 2 ||
+	    hops->family != node->addr_family)
+		return 0;
+	return n > RM_GUE_HOPS_MAX ? RM_GUE_HOPS_MAX : n;
+}
+
 /* Encapsulate the packet for node and pick its way out; counts the
  * outcome. A global function: the verifier checks it once, not once per
  * path of the caller (parse.h). */
 __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
-			const struct rm_pkt *pkt, const struct rm_config *cfg)
+			const struct rm_pkt *pkt, const struct rm_config *cfg,
+			const struct rm_hops *hops)
 {
 	struct bpf_fib_lookup fib = {};
 	struct rm_inner in = {};
-	__u32 hlen, frame, want, out, in_if;
+	__u32 hlen, frame, want, out, in_if, nhops;
 	void *data, *end;
 	__be16 sport = 0;
 	struct ethhdr *eth;
 	int v6out, gue, rc;
 	__u8 proto;
 
-	if (!ctx || !node || !pkt || !cfg)
+	if (!ctx || !node || !pkt || !cfg || !hops)
 		return RM_ENC_DROP;
 	/* read once: the verifier refuses a spilled pointer into ctx */
 	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
@@ -319,6 +375,10 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	v6out = node->addr_family == RM_FAMILY_V6;
 	gue = node->via == RM_VIA_GUE;
 	hlen = rm_encap_overhead(node->via, node->addr_family);
+	/* the hop list is part of the overhead: route MTU and too-big */
+	nhops = rm_gue_hops_n(node, hops);
+	if (nhops)
+		hlen += rm_gue_hops_len(nhops, node->addr_family);
 	proto = gue ? IPPROTO_UDP : in.v6 ? RM_PROTO_IPV6 : RM_PROTO_IPIP;
 	if (gue)
 		sport = rm_gue_sport(&pkt->flow);
@@ -405,15 +465,23 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 			    cfg->encap_src4, node->addr[0]);
 	}
 	if (gue) {
-		struct udphdr *uh = data + ETH_HLEN + hlen - RM_GUE_UDP_LEN;
+		struct udphdr *uh = data + ETH_HLEN +
+				    (v6out ? RM_OUTER6_LEN : RM_OUTER4_LEN);
 
 		if ((void *)(uh + 1) > end)
 			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
 		uh->source = sport;
 		uh->dest = node->gue_port;
-		uh->len = bpf_htons(RM_GUE_UDP_LEN + in.ip_len);
+		uh->len = bpf_htons(hlen - (v6out ? RM_OUTER6_LEN
+						   : RM_OUTER4_LEN) +
+				    in.ip_len);
 		uh->check = 0;
+		if (nhops && rm_gue_hops_put(uh + 1, end, hops, nhops, v6out,
+					     in.v6))
+			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
 	}
+	if (nhops)
+		rm_count(RM_CNT_HOPS_SENT);
 	rm_count(gue ? RM_CNT_ENCAP_GUE : RM_CNT_ENCAP_IPIP);
 	return out;
 }

@@ -14,12 +14,15 @@
  * path that returns XDP_DROP leaves the frame untouched.
  *
  * Nodes reached by encapsulation (node->via) go through encap.h, which
- * picks the way out from the routing table and counts its outcome. */
+ * picks the way out from the routing table and counts its outcome; a
+ * GUE node gets the hop list of hops when it names more than one node
+ * (second chance, hops.h). */
 static __always_inline int rm_forward(struct xdp_md *ctx,
 				      const struct rm_node *node, __u32 svc_id,
 				      __u32 node_id, const struct rm_pkt *pkt,
 				      const struct rm_config *cfg,
-				      __u32 new_flow)
+				      __u32 new_flow,
+				      const struct rm_hops *hops)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -32,7 +35,7 @@ static __always_inline int rm_forward(struct xdp_md *ctx,
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
 
 	if (node->via != RM_VIA_L2) {
-		switch (rm_encap(ctx, node, pkt, cfg)) {
+		switch (rm_encap(ctx, node, pkt, cfg, hops)) {
 		case RM_ENC_TX:
 			action = XDP_TX;
 			counter = RM_CNT_FWD_TX;

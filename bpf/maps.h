@@ -53,6 +53,15 @@ struct {
 	__array(values, struct rm_ring_inner);
 } rm_rings SEC(".maps");
 
+/* Second chance: each service's previous rings, newest first
+ * (rm_common.h; bpf/hops.h reads them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, RM_RINGS_OLD_MAX);
+	__type(key, __u32);
+	__array(values, struct rm_ring_inner);
+} rm_rings_old SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RM_MAX_NODES);

@@ -6,7 +6,8 @@
  *
  * Per packet: parse (parse.h) -> service (service.h) -> config ->
  * connection table (conntrack.h) -> on no valid entry: hash (rm_hash.h),
- * ring owner (ring.h), node state, remember -> forward (forward.h).
+ * ring owner (ring.h), node state, second chance (hops.h), remember ->
+ * forward (forward.h).
  * Every outcome bumps exactly one rm_counters slot (forwarded ICMP errors
  * also bump RM_CNT_ICMP_FORWARDED; table events bump the conn-* ones).
  */
@@ -28,6 +29,7 @@
 #include "ring.h"
 #include "conntrack.h"
 #include "key.h"
+#include "hops.h"
 #include "forward.h"
 
 /* Not ours: to the stack, or in a chain to the programs after us (the
@@ -50,6 +52,7 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_pkt pkt = {};
 	struct rm_config *cfg;
 	struct rm_node *node;
+	struct rm_hops hops = {};
 	struct rm_svc svc;
 	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h, new_flow = 0;
 	int conn = RM_CONN_NONE;
@@ -120,15 +123,27 @@ int rm_xdp(struct xdp_md *ctx)
 		 * gone */
 		if (node->state != RM_NODE_ACTIVE)
 			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+		/* second chance: a TCP packet that is no SYN, of a flow the
+		 * table does not hold, may belong to a connection an older
+		 * ring's owner holds; while it does, each packet names them
+		 * and nothing is written, or the table would pin the flow
+		 * to the new owner without the list */
+		if (!keyed && cfg->handover_window_s && !pkt.syn &&
+		    !pkt.icmp && pkt.flow.proto == IPPROTO_TCP &&
+		    pkt.frag == RM_FRAG_NONE && node->via == RM_VIA_GUE)
+			rm_hops_find(svc_id, h, node_id,
+				     cfg->handover_window_s, &hops);
 		/* SYNs and ICMP errors never write (conntrack.h) */
-		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp) {
+		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp &&
+		    hops.count < 2) {
 			rm_conn_remember(&pkt.flow, node_id, node->gen,
 					 cfg->conn_insert_rate);
 			new_flow = 1;
 		}
 	}
 
-	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg, new_flow);
+	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg, new_flow,
+			  &hops);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -96,7 +96,8 @@
 	X(TX_PORTS, rm_tx_ports)                                           \
 	X(CONNS, rm_conns)                                                 \
 	X(CONNS6, rm_conns6)                                               \
-	X(VIP_SLOTS, rm_vip_slots)
+	X(VIP_SLOTS, rm_vip_slots)                                         \
+	X(RINGS_OLD, rm_rings_old)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- the chain: sharing an interface with other XDP programs ---------- */
@@ -201,6 +202,19 @@ struct rm_slot {
 #define RM_ENTRY_POINT(s, i) ((s)->a ^ (((s)->a ^ (s)->c) & RM_ODD_MASK(i)))
 #define RM_ENTRY_NODE(s, i) ((s)->b ^ (((s)->b ^ (s)->d) & RM_ODD_MASK(i)))
 
+/* ---- rm_rings_old: ARRAY_OF_MAPS [RM_MAX_SERVICES * RM_RING_GENS] ---- */
+/* Second chance: the rings a service had before, newest first, at
+ * svc * RM_RING_GENS + g (g = 0 the ring the current one replaced). A
+ * ring change moves the retired inner array in here whole (older ones
+ * shift one down, the oldest goes) before the new ring is installed in
+ * rm_rings, so a packet that sees the new ring also sees the one it
+ * replaced. The time it was retired travels with it, in its header
+ * slot's unused fields: c = low, d = high 32 bits of CLOCK_MONOTONIC ns
+ * (0: not retired). A generation older than rm_config.handover_window_s
+ * is ignored (include/ringmaster/rm_hops.h has the rules). */
+#define RM_RINGS_OLD_MAX (RM_MAX_SERVICES * RM_RING_GENS)
+#define RM_RING_RETIRED_NS(hdr) ((__u64)(hdr)->d << 32 | (hdr)->c)
+
 /* ---- health (control plane only) ------------------------------------ */
 /* A node's health is separate from the operator's state: a node is in its
  * service's ring when the operator says ACTIVE and health.out is 0. The
@@ -297,6 +311,11 @@ struct rm_node {
 	__u8 pad;	    /* zero */
 	__be16 gue_port;    /* be; RM_VIA_GUE destination port */
 	struct rm_node_health health;
+	/* appended, control plane only: CLOCK_MONOTONIC (ns) when the slot
+	 * was freed (0: never); a remembered ring (rm_rings_old) may name
+	 * the slot for the handover window after, so it is not given to
+	 * another node before then (state_edit.c) */
+	__u64 freed_ns;
 };
 enum rm_node_via {
 	RM_VIA_L2 = 0,	 /* MAC rewrite on the director's segment (DSR) */
@@ -387,7 +406,17 @@ struct rm_config {
 	__be32 encap_src4;    /* be */
 	__be32 encap_src6[4]; /* be */
 	__u32 pad2;           /* zero */
+	/* appended: second chance (rm_encap.h's hop list): a retired ring
+	 * is searched for this long after it was replaced; 0 = off */
+	__u32 handover_window_s; /* host */
+	__u32 pad3;              /* zero */
 };
+/* rm_config.handover_window_s of a new config: long enough for most
+ * long-lived connections to survive a ring change on any director */
+#ifndef RM_DEFAULT_HANDOVER_S
+#define RM_DEFAULT_HANDOVER_S 900
+#endif
+#define RM_HANDOVER_MAX_S 604800 /* a week: the ring maps stay that long */
 #define RM_CFG_SEEDED 0x1 /* a seed has been set; unseeded = drop, not route */
 /* A writer is between the first and the last write of a change: set
  * before its first write, cleared by its last. Still set when a writer
@@ -470,7 +499,8 @@ struct rm_conn {
 	X(RM_CNT_KEY_FB_NO_KEY, "key-fallback-no-key")                     \
 	X(RM_CNT_KEY_FB_MALFORMED, "key-fallback-malformed")               \
 	X(RM_CNT_KEY_FB_MULTI, "key-fallback-multi-datagram")              \
-	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")
+	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")                \
+	X(RM_CNT_HOPS_SENT, "hop-list-sent")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -500,6 +530,9 @@ struct rm_conn {
  *   icmp-too-big-limited  too big, but this CPU's ICMP budget is spent
  * except icmp-too-big-sent, which answers the client (XDP_TX) with
  * fragmentation needed / packet too big. */
+/* hop-list-sent comes on top of the outcome counter too: a packet sent
+ * to a GUE node with the second-chance hop list (rm_encap.h), its flow's
+ * owner having changed within the handover window (rm_hops.h). */
 /* The key-* counters, too, come on top of the outcome counter, once per
  * packet of a keyed service that reaches the ring: key-routed when the
  * request's key was read and hashed, else one key-fallback-* naming why
@@ -530,6 +563,7 @@ static inline int rm_counter_is_outcome(int id)
 	case RM_CNT_KEY_FB_MALFORMED:
 	case RM_CNT_KEY_FB_MULTI:
 	case RM_CNT_KEY_FB_FRAGMENT:
+	case RM_CNT_HOPS_SENT:
 		return 0;
 	default:
 		return id >= 0 && id < RM_CNT_MAX;

@@ -205,9 +205,15 @@ gz=$(nodeval z gen)
 C node set web z --drain >/dev/null
 e2e_check "node del after a drain" C node del web z
 C node add web y --mac 02:00:00:00:00:1e --dev rmv0 >/dev/null
-e2e_check "a node reusing the slot gets a new gen" \
-	test "$(nodeval y id) $(nodeval y gen)" = "$sz $((gz + 1))"
+e2e_check "second chance: a slot freed within the handover window is not reused" \
+	test "$(nodeval y id)" != "$sz"
 C node del web y >/dev/null
+C config --handover-window 0 >/dev/null
+C node add web x --mac 02:00:00:00:00:1d --dev rmv0 >/dev/null
+e2e_check "window 0: a node reusing the slot gets a new gen" \
+	test "$(nodeval x id) $(nodeval x gen)" = "$sz $((gz + 1))"
+C node del web x >/dev/null
+C config --handover-window 15m >/dev/null
 
 # ---- connection counts, counters, settings --------------------------------
 sh_=$(C show --json)

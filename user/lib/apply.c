@@ -84,7 +84,9 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 	    memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(old->cfg.seed)) ||
 	    (old->cfg.flags & RM_CFG_SEEDED) != (new->cfg.flags & RM_CFG_SEEDED);
 	a->cfg_changed = rm_udp_timeout(&old->cfg) != rm_udp_timeout(&new->cfg) ||
-			 old->cfg.conn_insert_rate != new->cfg.conn_insert_rate;
+			 old->cfg.conn_insert_rate != new->cfg.conn_insert_rate ||
+			 old->cfg.handover_window_s !=
+			     new->cfg.handover_window_s;
 	a->local_changed = !rm_cfg_local_same(&old->cfg, &new->cfg);
 	a->changed = a->seed_changed || a->cfg_changed || a->local_changed;
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {

@@ -167,7 +167,8 @@ static const struct {
      "Forwarded packets encapsulated to routed nodes, by method."},
     {RM_CNT_KIND_EVENT, "ringmaster_packet_events_total", "event",
      "Other events on top of a packet's outcome (icmp-forwarded: an ICMP "
-     "error sent to the node of the flow it quotes)."},
+     "error sent to the node of the flow it quotes; hop-list-sent: a "
+     "packet sent to a GUE node with the second-chance hop list)."},
 };
 
 static void write_outcomes(FILE *f, const struct scrape *s)

@@ -277,6 +277,7 @@ static int seed_init(int fd)
 	/* 0 would mean unlimited: a new director gets the bounded default */
 	if (!cfg.conn_insert_rate)
 		cfg.conn_insert_rate = RM_DEFAULT_CONN_INSERT_RATE;
+	cfg.handover_window_s = RM_DEFAULT_HANDOVER_S;
 	cfg.flags |= RM_CFG_SEEDED;
 	if (bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY))
 		return rm_state_fail(-errno, "cannot seed rm_config: %s",

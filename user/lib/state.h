@@ -143,12 +143,18 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s);
 int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 			__u32 *nslots);
 /* The same ring mapped read-only instead of copied (rings are mmapable):
- * no copy of its megabytes, and the pages come mapped. A ring is never
- * written once installed (a change installs a new one), so the view
- * stays what it was. Release with rm_state_ring_unmap(). */
+ * no copy of its megabytes, and the pages come mapped. Once installed a
+ * ring's points and index are never written again (a change installs a
+ * new ring; retiring one writes only its header's retire time), so the
+ * view stays what it was. Release with rm_state_ring_unmap(). */
 int rm_state_ring_map(struct rm_state *st, __u32 svc,
 		      const struct rm_slot **slots, __u32 *nslots);
 void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots);
+/* Remembered generation g (0 newest) of service svc (second chance,
+ * rm_rings_old): as rm_state_ring_slots, or -ENOENT (no message) when
+ * there is none. Its retire time: RM_RING_RETIRED_NS(&(*slots)[0]). */
+int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
+		       struct rm_slot **slots, __u32 *nslots);
 /* Does a live ring (slots as read) hold exactly what s's records give
  * service svc? A change interrupted between its writes shows here. */
 bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
@@ -306,6 +312,20 @@ void rm_plan_free(struct rm_plan *p);
  * encapsulated node's route leaves by (ringload neighd). A commit drops
  * ports no node record names; neighd puts them back on its next round. */
 int rm_state_tx_port_add(struct rm_state *st, __u32 ifindex);
+/* Second chance (state_gens.c): retire service svc's live ring into
+ * its remembered generations, stamped now, unless new_fd holds the same
+ * ring; drop the generations of one service or of all. */
+int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now);
+int rm_gens_drop(struct rm_state *st, __u32 svc);
+int rm_gens_drop_all(struct rm_state *st);
+/* Every generation's map held open in fds[RM_RINGS_OLD_MAX] (-ENOENT:
+ * none), put back as it was (a rolled-back change leaves no history),
+ * and closed. */
+int rm_gens_save(struct rm_state *st, int *fds);
+int rm_gens_restore(struct rm_state *st, const int *fds);
+void rm_gens_close(int *fds);
+/* CLOCK_MONOTONIC in ns: the data plane's clock (coarse there). */
+__u64 rm_mono_ns(void);
 /* Build, apply, and on a failure after the first write restore old.
  * Call with the exclusive lock held and old read under it. flags: 0, or
  * RM_APPLY_ALL to rewrite everything (restore: heals any drift). */

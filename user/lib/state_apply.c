@@ -400,17 +400,63 @@ static int metas_before_keys(struct rm_state *st, const struct rm_snap *old,
 	return err;
 }
 
-/* Step 3 (rule: packets see the old ring or the new, never a mix): each
- * changed ring in one update. Sets *waited when a map-in-map slot was
- * written (the kernel then waited for running programs). */
-static int rings_swap(struct rm_state *st, const struct rm_plan *p,
-		      bool *waited)
+/* A slot this change gives another node while a remembered ring may
+ * still name it for the old one: taken from a node this change deletes,
+ * or freed within the window (state_edit.c avoids both but near the
+ * slot limit). */
+static bool slot_reuse_remembered(const struct rm_node *was,
+				  const struct rm_node *n, __u64 now,
+				  __u64 window_ns)
 {
+	if (n->state == RM_NODE_FREE || same_node(n, was))
+		return false;
+	if (was->state != RM_NODE_FREE)
+		return true;
+	return was->freed_ns && now - was->freed_ns <= window_ns;
+}
+
+/* Step 1, second chance (rule: a remembered ring is searched only
+ * under the seed, service and node slots it was built for;
+ * state_gens.c): the generations a change makes meaningless go before
+ * the seed and the rings do. */
+static int gens_forget(struct rm_state *st, const struct rm_snap *old,
+		       const struct rm_snap *new, const struct rm_plan *p)
+{
+	__u32 wo = old->cfg.handover_window_s, wn = new->cfg.handover_window_s;
+	__u64 window_ns = (__u64)(wo > wn ? wo : wn) * 1000000000ULL;
+	__u64 now = rm_mono_ns();
+	int err = 0;
+
+	if (memcmp(&old->cfg.seed, &new->cfg.seed, sizeof(new->cfg.seed)))
+		return rm_gens_drop_all(st);
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		if (slot_reuse_remembered(&old->node[i], &new->node[i], now,
+					  window_ns))
+			return rm_gens_drop_all(st);
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
+		if ((old->svc[i].in_use && !new->svc[i].in_use) ||
+		    (p->changed[i] && !wn))
+			err = rm_gens_drop(st, i);
+	return err;
+}
+
+/* Step 3 (rule: packets see the old ring or the new, never a mix): each
+ * changed ring in one update, the ring it replaces remembered just
+ * before (rule: a packet that sees a new ring sees the one it replaced:
+ * state_gens.c). Sets *waited when a map-in-map slot was written (the
+ * kernel then waited for running programs). */
+static int rings_swap(struct rm_state *st, const struct rm_snap *new,
+		      const struct rm_plan *p, bool *waited)
+{
+	__u64 now = rm_mono_ns();
 	int err = 0;
 
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (p->changed[i]) {
-			err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
+			if (new->cfg.handover_window_s)
+				err = rm_gens_retire(st, i, p->fd[i], now);
+			if (!err)
+				err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
 			*waited = *waited || !err;
 		}
 	return err;
@@ -481,6 +527,8 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	err = records_before_rings(st, old, new, all);
 	if (!err)
 		err = metas_before_keys(st, old, new, all);
+	if (!err)
+		err = gens_forget(st, old, new, p);
 	/* 2: seed, after the rings for it are built and just before they
 	 * are swapped in, to keep the mixed window short; still marked as
 	 * a change in progress (rm_state_commit clears that last) */
@@ -488,7 +536,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		err = cfg_write(st, &new->cfg, true);
 	/* 3: rings */
 	if (!err)
-		err = rings_swap(st, p, &waited);
+		err = rings_swap(st, new, p, &waited);
 	/* 4: service keys, once their rings are in */
 	if (!err)
 		err = services_sync(st, new);
@@ -508,17 +556,26 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		    const struct rm_snap *new, unsigned int flags)
 {
 	struct rm_plan *p = calloc(1, sizeof(*p));
+	int *gens = malloc(RM_RINGS_OLD_MAX * sizeof(*gens));
 	struct rm_snap *cur = NULL;
 	char why[sizeof(rm_errbuf)];
 	int err, rerr;
 
-	if (!p)
+	if (!p || !gens) {
+		free(p);
+		free(gens);
 		return rm_state_fail(-ENOMEM, "out of memory");
+	}
+	for (__u32 k = 0; k < RM_RINGS_OLD_MAX; k++)
+		gens[k] = -1;
 	/* a change someone died in: its maps may be half written, so this
 	 * one rewrites everything from the records */
 	if (old->cfg.flags & RM_CFG_COMMITTING)
 		flags |= RM_APPLY_ALL;
 	err = rm_plan_build(st, old, new, flags & RM_APPLY_ALL, p);
+	/* the remembered rings as they are, for a rollback to put back */
+	if (!err)
+		err = rm_gens_save(st, gens);
 	if (err)
 		goto out;
 	err = cfg_write(st, &old->cfg, true);
@@ -538,6 +595,8 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 	if (!rerr)
 		rerr = rm_plan_apply(st, cur, old, p);
 	if (!rerr)
+		rerr = rm_gens_restore(st, gens);
+	if (!rerr)
 		rerr = cfg_write(st, &old->cfg, false);
 	if (rerr) {
 		char rwhy[sizeof(rm_errbuf)]; /* rm_state_fail() writes rm_errbuf */
@@ -552,6 +611,8 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		rm_state_fail(err, "%s (rolled back, nothing changed)", why);
 out:
 	rm_plan_free(p);
+	rm_gens_close(gens);
+	free(gens);
 	free(p);
 	free(cur);
 	return err;

@@ -123,9 +123,12 @@ void rm_snap_node_del(struct rm_snap *s, __u32 slot)
 {
 	__u32 gen = s->node[slot].gen;
 
-	/* gen survives, so the next owner of the slot gets a new one */
+	/* gen survives, so the next owner of the slot gets a new one; the
+	 * time, so it is not given away while a remembered ring may name
+	 * it (node_slot) */
 	memset(&s->node[slot], 0, sizeof(s->node[slot]));
 	s->node[slot].gen = gen;
+	s->node[slot].freed_ns = rm_mono_ns();
 }
 
 void rm_snap_svc_del(struct rm_snap *s, __u32 svc)
@@ -170,12 +173,22 @@ int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6])
 	return err;
 }
 
+/* A free slot a remembered ring may still name: freed within the window
+ * (rm_plan_apply() drops every generation when one is given away). */
+static bool slot_remembered(const struct rm_node *n,
+			    const struct rm_config *cfg, __u64 now)
+{
+	return n->freed_ns &&
+	       now - n->freed_ns <= (__u64)cfg->handover_window_s * 1000000000ULL;
+}
+
 /* Checks every node shares, then a slot: the one base gave the same
  * node (restore), else one free before and after, never one this change
  * frees (the data plane may still be looking at it). */
 static int node_slot(const struct rm_snap *s, const struct rm_snap *base,
 		     __u32 svc, const char *name, __u32 weight)
 {
+	__u64 now = rm_mono_ns();
 	int slot, i;
 
 	if (svc >= RM_MAX_SERVICES || !s->svc[svc].in_use)
@@ -196,6 +209,13 @@ static int node_slot(const struct rm_snap *s, const struct rm_snap *base,
 	slot = rm_snap_find_node(base, svc, name);
 	if (slot >= 0 && s->node[slot].state != RM_NODE_FREE)
 		slot = -1;
+	/* second chance: not one a remembered ring may still name (freed
+	 * within the handover window), while there are others */
+	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
+		if (s->node[i].state == RM_NODE_FREE &&
+		    base->node[i].state == RM_NODE_FREE &&
+		    !slot_remembered(&s->node[i], &s->cfg, now))
+			slot = i;
 	for (i = 0; i < RM_MAX_NODES && slot < 0; i++)
 		if (s->node[i].state == RM_NODE_FREE &&
 		    base->node[i].state == RM_NODE_FREE)

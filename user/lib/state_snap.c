@@ -39,8 +39,11 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s)
 	return 0;
 }
 
-/* The fd and size of service svc's live ring array. */
-static int ring_open(struct rm_state *st, __u32 svc, __u32 *nslots)
+/* The inner array at key of outer map `map` (rm_rings, rm_rings_old),
+ * opened: its fd and size, or -ENOENT (no message) when the key holds
+ * none. */
+static int inner_open(struct rm_state *st, enum rm_map_id map, __u32 key,
+		      __u32 *nslots)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), id;
@@ -49,34 +52,32 @@ static int ring_open(struct rm_state *st, __u32 svc, __u32 *nslots)
 	/* the ring may be replaced (and its map freed) between reading its
 	 * id and opening it: try again, the new one is there then */
 	for (tries = 0; tries < 5 && fd < 0; tries++) {
-		if (bpf_map_lookup_elem(st->fd[RM_M_RINGS], &svc, &id))
-			return rm_state_fail(-ENOENT,
-				    "service id %u has no ring "
-				    "installed",
-				    svc);
+		if (bpf_map_lookup_elem(st->fd[map], &key, &id))
+			return -ENOENT;
 		fd = bpf_map_get_fd_by_id(id);
 	}
 	if (fd < 0)
-		return rm_state_fail(-errno, "cannot open the ring of service id %u: %s",
-			    svc, strerror(errno));
+		return rm_state_fail(-errno, "cannot open %s[%u]: %s",
+				     rm_map_names[map], key, strerror(errno));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 	    info.value_size != sizeof(struct rm_slot) || !info.max_entries) {
 		close(fd);
-		return rm_state_fail(-EPROTO, "the ring of service id %u is not a ring array",
-			    svc);
+		return rm_state_fail(-EPROTO, "%s[%u] is not a ring array",
+				     rm_map_names[map], key);
 	}
 	*nslots = info.max_entries;
 	return fd;
 }
 
-int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
-			__u32 *nslots)
+/* The same, copied into *slots (malloc'd). */
+static int inner_slots(struct rm_state *st, enum rm_map_id map, __u32 key,
+		       struct rm_slot **slots, __u32 *nslots)
 {
 	__u32 n = 0;
 	int fd, err;
 
 	*slots = NULL;
-	fd = ring_open(st, svc, &n);
+	fd = inner_open(st, map, key, &n);
 	if (fd < 0)
 		return fd;
 	*slots = calloc(n, sizeof(**slots));
@@ -85,11 +86,35 @@ int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 	if (err) {
 		free(*slots);
 		*slots = NULL;
-		return rm_state_fail(err, "cannot read the ring of service id %u: %s",
-			    svc, strerror(-err));
+		return rm_state_fail(err, "cannot read %s[%u]: %s",
+				     rm_map_names[map], key, strerror(-err));
 	}
 	*nslots = n;
 	return 0;
+}
+
+static int no_ring(__u32 svc)
+{
+	return rm_state_fail(-ENOENT, "service id %u has no ring installed",
+			     svc);
+}
+
+int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
+			__u32 *nslots)
+{
+	int err = inner_slots(st, RM_M_RINGS, svc, slots, nslots);
+
+	return err == -ENOENT ? no_ring(svc) : err;
+}
+
+int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
+		       struct rm_slot **slots, __u32 *nslots)
+{
+	*slots = NULL;
+	if (svc >= RM_MAX_SERVICES || g >= RM_RING_GENS)
+		return -ENOENT;
+	return inner_slots(st, RM_M_RINGS_OLD, svc * RM_RING_GENS + g, slots,
+			   nslots);
 }
 
 static size_t ring_len(__u32 nslots)
@@ -108,7 +133,9 @@ int rm_state_ring_map(struct rm_state *st, __u32 svc,
 	int fd;
 
 	*slots = NULL;
-	fd = ring_open(st, svc, &n);
+	fd = inner_open(st, RM_M_RINGS, svc, &n);
+	if (fd == -ENOENT)
+		return no_ring(svc);
 	if (fd < 0)
 		return fd;
 	mem = mmap(NULL, ring_len(n), PROT_READ, MAP_SHARED, fd, 0);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* config: the connection table's settings in rm_config (UDP idle timeout,
- * insert rate), and the table they apply to. */
+ * insert rate), the outer sources, the second-chance handover window,
+ * and the table they apply to. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 static int conf_apply(struct edit *e, struct live *lv)
 {
 	struct rm_config *c = &lv->new->cfg;
+	char ho[16];
 
 	if (e->udp_timeout_set)
 		c->udp_timeout_s = e->udp_timeout;
@@ -19,11 +22,14 @@ static int conf_apply(struct edit *e, struct live *lv)
 		c->encap_src4 = e->encap_src4;
 	if (e->encap_src6_set)
 		memcpy(c->encap_src6, e->encap_src6, sizeof(c->encap_src6));
+	if (e->handover_set)
+		c->handover_window_s = e->handover_s;
+	handover_text(c->handover_window_s, ho, sizeof(ho));
 	snprintf(e->done, sizeof(e->done),
 		 "UDP idle timeout %u s, connection-table inserts %u/s per "
-		 "CPU%s",
+		 "CPU%s, handover window %s",
 		 rm_udp_timeout(c), c->conn_insert_rate,
-		 c->conn_insert_rate ? "" : " (no limit)");
+		 c->conn_insert_rate ? "" : " (no limit)", ho);
 	return 0;
 }
 
@@ -56,10 +62,44 @@ void encap_src_text(const struct rm_config *c, __u8 family, char *out,
 		rm_format_addr(a, family, out, len);
 }
 
+/* A handover window: seconds, or a number with s, m or h; 0 is off. */
+static int handover_parse(const char *arg, __u32 *out)
+{
+	double v, unit = 1;
+	char *end;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!strcmp(end, "m"))
+		unit = 60;
+	else if (!strcmp(end, "h"))
+		unit = 3600;
+	else if (*end && strcmp(end, "s"))
+		end = (char *)arg; /* refused below */
+	v *= unit;
+	if (errno || end == arg || !(v >= 0) || v > RM_HANDOVER_MAX_S)
+		return ctl_usage_error("config: --handover-window '%s': expected "
+				       "a duration up to %us, e.g. 900s, 15m or "
+				       "1h, or 0 to turn second chance off",
+				       arg, RM_HANDOVER_MAX_S);
+	*out = (__u32)(v + 0.5);
+	return 0;
+}
+
+void handover_text(__u32 s, char *out, size_t len)
+{
+	if (s && !(s % 3600))
+		snprintf(out, len, "%uh", s / 3600);
+	else if (s && !(s % 60))
+		snprintf(out, len, "%um", s / 60);
+	else
+		snprintf(out, len, "%u%s", s, s ? "s" : "");
+}
+
 static bool conf_given(const struct ctl_opts *o)
 {
 	return o->udp_timeout.set || o->insert_rate.set || o->encap_src4 ||
-	       o->encap_src6;
+	       o->encap_src6 || o->handover;
 }
 
 int conf_parse(struct ctl_opts *o, struct edit *e)
@@ -73,7 +113,8 @@ int conf_parse(struct ctl_opts *o, struct edit *e)
 	if (!conf_given(o))
 		return ctl_usage_error("config: nothing to set: give "
 				       "--udp-timeout S, --conn-insert-rate R, "
-				       "--encap-src4 ADDR or --encap-src6 ADDR");
+				       "--encap-src4 ADDR, --encap-src6 ADDR or "
+				       "--handover-window DURATION");
 	if (o->encap_src4) {
 		ret = encap_src_parse(o->encap_src4, RM_FAMILY_V4, a);
 		if (ret)
@@ -88,6 +129,12 @@ int conf_parse(struct ctl_opts *o, struct edit *e)
 			return ret;
 		e->encap_src6_set = true;
 	}
+	if (o->handover) {
+		ret = handover_parse(o->handover, &e->handover_s);
+		if (ret)
+			return ret;
+		e->handover_set = true;
+	}
 	e->udp_timeout = o->udp_timeout.val;
 	e->udp_timeout_set = o->udp_timeout.set;
 	e->insert_rate = o->insert_rate.val;
@@ -101,7 +148,7 @@ static int conf_show(struct ctl_opts *o)
 {
 	struct rm_conn_count *cnt = malloc(sizeof(*cnt));
 	const struct rm_config *c;
-	char src4[64], src6[64];
+	char src4[64], src6[64], ho[16];
 	struct rm_json j;
 	struct live lv;
 	int ret;
@@ -120,6 +167,7 @@ static int conf_show(struct ctl_opts *o)
 	c = &lv.old->cfg;
 	encap_src_text(c, RM_FAMILY_V4, src4, sizeof(src4));
 	encap_src_text(c, RM_FAMILY_V6, src6, sizeof(src6));
+	handover_text(c->handover_window_s, ho, sizeof(ho));
 	if (!o->json) {
 		printf("udp-timeout       %u s (idle UDP flows forget their "
 		       "node)\n"
@@ -134,6 +182,10 @@ static int conf_show(struct ctl_opts *o)
 		       (unsigned long long)cnt->stale);
 		printf("encap-src4        %s\nencap-src6        %s\n", src4,
 		       src6);
+		printf("handover-window   %s%s\n", ho,
+		       c->handover_window_s ? " (second chance: older owners "
+					      "named to GUE nodes)"
+					    : " (second chance off)");
 		goto out;
 	}
 	rm_json_init(&j, stdout);
@@ -142,6 +194,7 @@ static int conf_show(struct ctl_opts *o)
 	rm_json_u64(&j, "conn_insert_rate", c->conn_insert_rate);
 	rm_json_str(&j, "encap_src4", src4);
 	rm_json_str(&j, "encap_src6", src6);
+	rm_json_u64(&j, "handover_window_s", c->handover_window_s);
 	rm_json_obj_open(&j, "conn_table");
 	rm_json_u64(&j, "max_entries", cnt->max_entries);
 	rm_json_u64(&j, "entries", cnt->entries);

@@ -51,6 +51,8 @@ struct edit {
 	bool udp_timeout_set, insert_rate_set;
 	__be32 encap_src4, encap_src6[4];
 	bool encap_src4_set, encap_src6_set;
+	__u32 handover_s; /* config --handover-window */
+	bool handover_set;
 	char done[256]; /* what a commit of this edit did, for the user */
 	int line;	/* restore: where it came from */
 };
@@ -100,6 +102,16 @@ void lookup_conn_text(struct live *lv, const struct lookup_conn *lc,
 void lookup_conn_json(struct rm_json *j, struct live *lv,
 		      const struct lookup_conn *lc, int owner);
 
+/* lookup: the flow's second-chance hop list (cmd_lookup_hops.c), as a
+ * non-SYN packet gets it now: computed by the data plane's rm_hops.h
+ * from the remembered rings (g, read once per command). */
+struct rm_gens;
+void lookup_hops_text(struct live *lv, const struct rm_gens *g,
+		      const struct lookup_conn *lc, __u32 h, int owner);
+void lookup_hops_json(struct rm_json *j, struct live *lv,
+		      const struct rm_gens *g, const struct lookup_conn *lc,
+		      __u32 h, int owner);
+
 /* edits, one parser per command; restore reuses them */
 int svc_add_parse(struct ctl_opts *o, struct edit *e);
 int svc_del_parse(struct ctl_opts *o, struct edit *e);
@@ -131,6 +143,8 @@ int conf_parse(struct ctl_opts *o, struct edit *e);
 /* The outer source of a family as text, "none" when unset. */
 void encap_src_text(const struct rm_config *c, __u8 family, char *out,
 		    size_t len);
+/* A handover window as config --handover-window takes it: 15m, 0, ... */
+void handover_text(__u32 s, char *out, size_t len);
 
 /* A configuration document (save's format), for restore, apply and
  * publish: doc_parse() checks every line of f with the command tables and

@@ -16,7 +16,7 @@
  * hands out the same ids and slots when the original had no holes. */
 static void write_config(FILE *f, const struct live *lv, bool fleet)
 {
-	char hex[33], addr[64], addr6[64], mac[18], key[80];
+	char hex[33], addr[64], addr6[64], mac[18], key[80], ho[16];
 
 	rm_format_seed(&lv->old->cfg.seed, hex);
 	fprintf(f, "# ringmaster configuration: ringctl restore FILE applies it\n");
@@ -33,6 +33,9 @@ static void write_config(FILE *f, const struct live *lv, bool fleet)
 			   "out, publish refuses it\n"
 			   "config --encap-src4 %s --encap-src6 %s\n",
 			addr, addr6);
+	/* second chance: a fleet setting, a line of its own */
+	handover_text(lv->old->cfg.handover_window_s, ho, sizeof(ho));
+	fprintf(f, "config --handover-window %s\n", ho);
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		const struct rm_svc_meta *m = &lv->old->svc[i];
 

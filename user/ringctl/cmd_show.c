@@ -11,6 +11,7 @@
 #include <ringmaster/rm_encap.h>
 #include "apply.h"
 #include "cmd_live.h"
+#include "hops.h"
 #include "health.h"
 #include "counters.h"
 #include "json.h"
@@ -475,8 +476,8 @@ static int lookup_key(struct ctl_opts *o, struct live *lv, int svc)
  * the exit code after the message. */
 static int lookup_one_flow(struct ctl_opts *o, struct live *lv, int svc,
 			   const struct rm_slot *slots, __u32 nslots,
-			   const struct rm_flow *f, __u16 file_sport,
-			   struct rm_json *j)
+			   const struct rm_gens *g, const struct rm_flow *f,
+			   __u16 file_sport, struct rm_json *j)
 {
 	/* no ring owner but a valid table entry: the flow still goes */
 	static const struct rm_node none = {.name = "-", .dev = "-"};
@@ -513,6 +514,7 @@ static int lookup_one_flow(struct ctl_opts *o, struct live *lv, int svc,
 		       svc_name, src, ntohs(f->sport), dst, ntohs(f->dport),
 		       rm_proto_name(f->proto), h, n->name, owner, mac, n->dev);
 		lookup_conn_text(lv, &lc, owner);
+		lookup_hops_text(lv, g, &lc, h, owner);
 		return 0;
 	}
 	rm_json_obj_open(j, NULL);
@@ -536,6 +538,7 @@ static int lookup_one_flow(struct ctl_opts *o, struct live *lv, int svc,
 	if (n->via == RM_VIA_GUE)
 		rm_json_u64(j, "gue_sport", ntohs(rm_gue_sport(f)));
 	lookup_conn_json(j, lv, &lc, owner);
+	lookup_hops_json(j, lv, g, &lc, h, owner);
 	rm_json_obj_close(j);
 	return 0;
 }
@@ -616,7 +619,8 @@ out:
  * state: a batch of flows costs one ringctl run, not one each. */
 static int lookup_flow_file(struct ctl_opts *o, struct live *lv, int svc,
 			    const struct rm_slot *slots, __u32 nslots,
-			    struct rm_flow *f, struct rm_json *j)
+			    const struct rm_gens *g, struct rm_flow *f,
+			    struct rm_json *j)
 {
 	__u16 *ports = NULL;
 	size_t i, n = 0;
@@ -631,8 +635,8 @@ static int lookup_flow_file(struct ctl_opts *o, struct live *lv, int svc,
 		/* a 3-tuple service hashes no port: every line is one flow */
 		if (!(lv->old->svc[svc].flags & RM_SVC_F_3TUPLE))
 			f->sport = htons(ports[i]);
-		ret = lookup_one_flow(o, lv, svc, slots, nslots, f, ports[i],
-				      j);
+		ret = lookup_one_flow(o, lv, svc, slots, nslots, g, f,
+				      ports[i], j);
 	}
 	if (j && !ret)
 		rm_json_arr_close(j);
@@ -644,6 +648,7 @@ int cmd_lookup(struct ctl_opts *o)
 {
 	struct rm_slot *slots = NULL;
 	struct rm_json j, *jp = NULL;
+	struct rm_gens g = {0};
 	struct rm_flow f;
 	struct live lv;
 	__u32 nslots;
@@ -682,7 +687,8 @@ int cmd_lookup(struct ctl_opts *o)
 	ret = lookup_flow(o, &lv.old->svc[svc], &f);
 	if (ret)
 		goto out;
-	if (rm_state_ring_slots(&lv.st, svc, &slots, &nslots)) {
+	if (rm_state_ring_slots(&lv.st, svc, &slots, &nslots) ||
+	    rm_gens_read(&lv.st, lv.old, svc, &g)) {
 		ret = ctl_runtime_error("%s", rm_errmsg());
 		goto out;
 	}
@@ -691,12 +697,14 @@ int cmd_lookup(struct ctl_opts *o)
 		jp = &j;
 	}
 	if (o->sport_file)
-		ret = lookup_flow_file(o, &lv, svc, slots, nslots, &f, jp);
+		ret = lookup_flow_file(o, &lv, svc, slots, nslots, &g, &f, jp);
 	else
-		ret = lookup_one_flow(o, &lv, svc, slots, nslots, &f, 0, jp);
+		ret = lookup_one_flow(o, &lv, svc, slots, nslots, &g, &f, 0,
+				      jp);
 	if (jp && !ret)
 		rm_json_end(jp);
 out:
+	rm_gens_free(&g);
 	free(slots);
 	live_close(&lv);
 	return ret;

@@ -314,6 +314,9 @@ static const struct cli_opt config_opts[] = {
     STR("encap-src6", encap_src6, 63, "ADDR",
 	"outer IPv6 source of encapsulated packets: an address of this "
 	"director, or none"),
+    STR("handover-window", handover, 15, "DURATION",
+	"second chance: how long a replaced ring still names a flow's older "
+	"owners to GUE nodes, e.g. 900s, 15m, 1h (0: off)"),
     OPTS_CHANGE,
     END};
 

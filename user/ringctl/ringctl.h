@@ -56,6 +56,7 @@ struct ctl_opts {
 	/* config */
 	struct cli_u32 udp_timeout, insert_rate;
 	const char *encap_src4, *encap_src6; /* an address, or "none" */
+	const char *handover; /* --handover-window DURATION */
 	/* apply --revision N --source TEXT (what ringsync applied) */
 	struct cli_u32 revision;
 	const char *source;
