@@ -32,7 +32,7 @@ static __always_inline int rm_forward(struct xdp_md *ctx,
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
 
 	if (node->via != RM_VIA_L2) {
-		switch (rm_encap(ctx, node, pkt, cfg)) {
+		switch (rm_encap(ctx, node, node_id, pkt, cfg)) {
 		case RM_ENC_TX:
 			action = XDP_TX;
 			counter = RM_CNT_FWD_TX;

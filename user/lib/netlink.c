@@ -4,7 +4,9 @@
  * address (egress interface and next hop, as the kernel would send), and
  * "use" of the next hop's neighbour entry (NTF_USE: the kernel resolves
  * it now if it is missing, failed or stale, as if a packet were sent).
- * One request per socket; a reply within a second or -ETIMEDOUT.
+ * One request per socket; a reply within a second or -ETIMEDOUT. And
+ * the two routed nodes' next-hop records need (ringload neighd): whether
+ * a node's route has several next hops, and the kernel's events.
  */
 #include <errno.h>
 #include <string.h>
@@ -140,4 +142,102 @@ int rm_neigh_use(const struct rm_nexthop *nh)
 	if (!NLMSG_OK(h, len) || h->nlmsg_type != NLMSG_ERROR)
 		return -EPROTO;
 	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
+int rm_route_multipath(__u8 family, const __be32 addr[4])
+{
+	struct nl_req r = {};
+	char buf[8192];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct rtattr *a;
+	ssize_t len;
+	int err, alen, paths = 0, nh_id = 0, single = 0;
+
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+	r.nh.nlmsg_type = RTM_GETROUTE;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.rt.rtm_family = nl_family(family);
+	r.rt.rtm_dst_len = nl_addr_len(family) * 8;
+	/* the FIB entry that matched, with all its next hops, rather than
+	 * the one path the kernel picked for this request */
+	r.rt.rtm_flags = RTM_F_FIB_MATCH;
+	nl_attr(&r, RTA_DST, addr, nl_addr_len(family));
+	err = nl_talk(&r, buf, sizeof(buf), &len);
+	if (err)
+		return err;
+	if (!NLMSG_OK(h, len))
+		return -EPROTO;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr *e = NLMSG_DATA(h);
+
+		return e->error ? e->error : -EPROTO;
+	}
+	if (h->nlmsg_type != RTM_NEWROUTE)
+		return -EPROTO;
+	alen = RTM_PAYLOAD(h);
+	for (a = RTM_RTA(NLMSG_DATA(h)); RTA_OK(a, alen);
+	     a = RTA_NEXT(a, alen)) {
+		if (a->rta_type == RTA_MULTIPATH) {
+			struct rtnexthop *nh = RTA_DATA(a);
+			int left = RTA_PAYLOAD(a);
+
+			while (RTNH_OK(nh, left)) {
+				paths++;
+				left -= NLMSG_ALIGN(nh->rtnh_len);
+				nh = RTNH_NEXT(nh);
+			}
+		} else if (a->rta_type == RTA_NH_ID) {
+			nh_id = 1;
+		} else if (a->rta_type == RTA_OIF ||
+			   a->rta_type == RTA_GATEWAY) {
+			single = 1;
+		}
+	}
+	return paths > 1 || (nh_id && !paths && !single);
+}
+
+int rm_events_open(void)
+{
+	struct sockaddr_nl sa = {
+	    .nl_family = AF_NETLINK,
+	    .nl_groups = RTMGRP_LINK | RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
+			 RTMGRP_IPV6_ROUTE,
+	};
+	int fd, grp = RTNLGRP_NEXTHOP;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	/* nexthop objects: a kernel without them just refuses the group */
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp,
+			 sizeof(grp));
+	return fd;
+}
+
+int rm_events_drain(int fd)
+{
+	char buf[8192];
+	int any = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n > 0) {
+			any = 1;
+			continue;
+		}
+		/* ENOBUFS: events were lost, so something may have changed */
+		if (n < 0 && errno == ENOBUFS) {
+			any = 1;
+			continue;
+		}
+		return any;
+	}
 }
