@@ -129,7 +129,7 @@ static const struct cli_opt neighd_opts[] = {
      .max = 3600000, .arg = "MS", .def = "1000",
      .help = "milliseconds between two rounds over the routed nodes (each "
 	     "uses every next hop's neighbour entry and refreshes every "
-	     "record; a record expires after 5 rounds without one)"},
+	     "record; a record expires after 5 rounds, 5 s at least, without one)"},
     OPT_PIN_DIR,
     {0}};
 

@@ -10,8 +10,9 @@
  * the node's rm_nexthops record, which the data plane uses instead of a
  * lookup per packet (rm_encap.h). A record is rewritten at once when a
  * route, neighbour, link or nexthop event of the kernel changes it, and
- * at least every round, as each expires after RM_NH_TTL_ROUNDS rounds:
- * if neighd stops, the data plane falls back to bpf_fib_lookup.
+ * at least every round, as each expires after RM_NH_TTL_ROUNDS rounds
+ * (5 s at least): if neighd stops, the data plane falls back to
+ * bpf_fib_lookup.
  *
  * Neighbours: bpf_fib_lookup reads the neighbour table but cannot make
  * the kernel resolve an entry; while it is missing, the record is not
@@ -41,9 +42,14 @@
 #include "nexthop.h"
 #include "ringload.h"
 
-/* A record outlives this many rounds without a rewrite. */
+/* A record outlives this many rounds without a rewrite, and at least
+ * RM_NH_TTL_MIN_MS: a neighd held up for a moment on a busy machine
+ * must not send every packet to the fallback. */
 #ifndef RM_NH_TTL_ROUNDS
 #define RM_NH_TTL_ROUNDS 5
+#endif
+#ifndef RM_NH_TTL_MIN_MS
+#define RM_NH_TTL_MIN_MS 5000
 #endif
 /* After an event, wait this long for the rest of its burst. */
 #define NEIGHD_SETTLE_MS 10
@@ -154,7 +160,9 @@ static int pass(struct neighd *d, bool round)
 					    d->ttl_ns, &rec, &x->gw, &rc)
 			    : -ENODEV;
 		x->rc = err ? err : rc;
-		if (!err && x->gw.ifindex && round)
+		/* the port before the record that sends packets to it */
+		if (!err && x->gw.ifindex &&
+		    (round || x->gw.ifindex != was.gw.ifindex))
 			rm_state_tx_port_add(&d->st, x->gw.ifindex);
 		if (!err && x->gw.ifindex &&
 		    (round || rc == BPF_FIB_LKUP_RET_NO_NEIGH))
@@ -196,8 +204,11 @@ int cmd_neighd(struct load_opts *o)
 {
 	__u32 ms = o->interval.val;
 	struct sigaction sa = {.sa_handler = on_signal};
+	__u64 ttl_ms = (__u64)ms * RM_NH_TTL_ROUNDS;
 	struct neighd d = {.ifaces_fd = -1,
-			   .ttl_ns = (__u64)ms * 1000000 * RM_NH_TTL_ROUNDS};
+			   .ttl_ns = (ttl_ms > RM_NH_TTL_MIN_MS ? ttl_ms
+							 : RM_NH_TTL_MIN_MS) *
+				     1000000};
 	struct pollfd pfd = {.fd = -1, .events = POLLIN};
 	int err, ret = RM_EXIT_OK;
 	__u64 next;
