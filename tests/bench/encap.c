@@ -21,7 +21,10 @@
  * would wrap its own output again. Every variant therefore runs behind
  * trafficgen's tg_unencap, which takes the outer headers off again and
  * tail-calls it: baseline and director pay the same for that, and the
- * floor is tg_unencap tail-calling the empty program. Checked on every
+ * floor is tg_unencap tail-calling the empty program; each method's own
+ * floor is tg_unencap in front of tg_push, which only makes room for the
+ * method's outer headers. Rows and variants are interleaved in every
+ * round, so rows compare as well as variants. Checked on every
  * timed run: verdict XDP_TX, the director's output byte for byte equal
  * to the baseline's (same outer header, same MACs from the FIB), and the
  * director's counters: forwarded-tx and encap-ipip/encap-gue (or neither
@@ -78,6 +81,12 @@ static const char *const var_names[V_N] = {"baseline", "director",
 					   "tg_unencap alone",
 					   "tg_unencap + tg_push"};
 
+struct eb_run {
+	__u32 retval, out_len;
+	double ns;
+	__u8 out[128];
+};
+
 struct eb_row {
 	const char *name;
 	__u8 via;
@@ -87,6 +96,7 @@ struct eb_row {
 	struct bench_stat st[V_N];
 	double ratio, net_ratio;
 	double l2_net; /* (director - method floor) / the l2 row's net */
+	struct eb_run ref; /* the baseline's frame */
 	char status[160];
 };
 
@@ -152,12 +162,6 @@ static int set_next(struct ectx *k, int fd)
 		   ? -errno
 		   : 0;
 }
-
-struct eb_run {
-	__u32 retval, out_len;
-	double ns;
-	__u8 out[128];
-};
 
 static int eb_trun(struct ectx *k, int next_fd, __u32 repeat,
 		   struct eb_run *r)
@@ -299,16 +303,13 @@ counters:
 	return -1;
 }
 
-static void eb_row(struct ectx *k, struct eb_row *row)
+/* Make row's node, record and method floor the current ones. */
+static int eb_select(struct ectx *k, struct eb_row *row)
 {
-	const int rounds = k->o->rounds;
-	__u32 repeat = k->o->quick ? EB_REPEAT / 10 : EB_REPEAT;
-	struct eb_run ref, r;
-
 	if (eb_node(k, row->via)) {
 		snprintf(row->status, sizeof(row->status),
 			 "FAILED: node record: %s", strerror(errno));
-		return;
+		return -1;
 	}
 	k->tg->bss->tg_push_len =
 	    row->via == RM_VIA_L2 ? 0
@@ -316,36 +317,77 @@ static void eb_row(struct ectx *k, struct eb_row *row)
 	if (eb_nexthop(k, row)) {
 		snprintf(row->status, sizeof(row->status),
 			 "FAILED: next-hop record: %s", strerror(errno));
-		return;
+		return -1;
 	}
-	/* the baseline's one run is the reference frame of the director's */
-	if (eb_measure(k, row, V_BASE, 1, NULL, &ref) ||
-	    eb_measure(k, row, V_DIR, 1, &ref, &r))
-		return;
+	return 0;
+}
+
+/* The row's reference frame (the baseline's one run, which the
+ * director's must equal) and a warm-up. */
+static int eb_prepare(struct ectx *k, struct eb_row *row, __u32 repeat)
+{
+	struct eb_run r;
+
+	if (eb_select(k, row) || eb_measure(k, row, V_BASE, 1, NULL, &row->ref) ||
+	    eb_measure(k, row, V_DIR, 1, &row->ref, &r))
+		return -1;
 	if (row->via != RM_VIA_L2 &&
-	    ref.out_len != EB_FRAME_LEN + rm_encap_overhead(row->via,
-							     RM_FAMILY_V4)) {
+	    row->ref.out_len !=
+		EB_FRAME_LEN + rm_encap_overhead(row->via, RM_FAMILY_V4)) {
 		snprintf(row->status, sizeof(row->status),
 			 "FAILED: the output is %u bytes, not encapsulated",
-			 ref.out_len);
-		return;
+			 row->ref.out_len);
+		return -1;
 	}
-	for (int v = 0; v < V_N; v++) /* warm-up */
-		if (eb_measure(k, row, v, repeat / 10, &ref, &r))
-			return;
-	for (int rd = 0; rd < rounds; rd++)
-		for (int n = 0; n < V_N; n++) {
-			int v = rd % 2 ? V_N - 1 - n : n;
-
-			if (eb_measure(k, row, v, repeat, &ref, &r))
-				return;
-			row->ns[v][rd] = r.ns;
-		}
 	for (int v = 0; v < V_N; v++)
-		bench_stat_of(row->ns[v], rounds, &row->st[v]);
-	row->ratio = row->st[V_DIR].med / row->st[V_BASE].med;
-	row->net_ratio = (row->st[V_DIR].med - row->st[V_FLOOR].med) /
-			 (row->st[V_BASE].med - row->st[V_FLOOR].med);
+		if (eb_measure(k, row, v, repeat / 10, &row->ref, &r))
+			return -1;
+	return 0;
+}
+
+/* Every row in every round, the rows and the variants in turn (one
+ * order, then the reverse): rows compare as well as variants do, which
+ * the targets need (encapsulation against l2). */
+static void eb_rows(struct ectx *k, struct eb_row *rows, int nrows)
+{
+	const int rounds = k->o->rounds;
+	__u32 repeat = k->o->quick ? EB_REPEAT / 10 : EB_REPEAT;
+	struct eb_run r;
+
+	for (int i = 0; i < nrows; i++)
+		eb_prepare(k, &rows[i], repeat);
+	for (int rd = 0; rd < rounds; rd++)
+		for (int j = 0; j < nrows; j++) {
+			struct eb_row *row =
+			    &rows[rd % 2 ? nrows - 1 - j : j];
+
+			if (row->status[0] || eb_select(k, row))
+				continue;
+			for (int n = 0; n < V_N; n++) {
+				int v = rd % 2 ? V_N - 1 - n : n;
+
+				if (eb_measure(k, row, v, repeat, &row->ref,
+					       &r))
+					break;
+				row->ns[v][rd] = r.ns;
+			}
+		}
+	for (int i = 0; i < nrows; i++) {
+		struct eb_row *row = &rows[i];
+
+		if (row->status[0])
+			continue;
+		for (int v = 0; v < V_N; v++)
+			bench_stat_of(row->ns[v], rounds, &row->st[v]);
+		row->ratio = row->st[V_DIR].med / row->st[V_BASE].med;
+		row->net_ratio = (row->st[V_DIR].med - row->st[V_FLOOR].med) /
+				 (row->st[V_BASE].med - row->st[V_FLOOR].med);
+	}
+	for (int i = 0; i < nrows; i++)
+		if (!rows[i].status[0] && !rows[0].status[0])
+			rows[i].l2_net =
+			    (rows[i].st[V_DIR].med - rows[i].st[V_MFLOOR].med) /
+			    (rows[0].st[V_DIR].med - rows[0].st[V_MFLOOR].med);
 }
 
 static int eb_setup(struct ectx *k)
@@ -514,12 +556,8 @@ int cmd_encap(const struct bench_opts *o)
 	       "floor | floor ns | method floor ns | director net of method "
 	       "floor vs l2 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
 	rm_json_arr_open(&j, "methods");
+	eb_rows(&k, rows, EB_ROWS);
 	for (int i = 0; i < EB_ROWS; i++) {
-		eb_row(&k, &rows[i]);
-		if (!rows[i].status[0] && !rows[0].status[0])
-			rows[i].l2_net =
-			    (rows[i].st[V_DIR].med - rows[i].st[V_MFLOOR].med) /
-			    (rows[0].st[V_DIR].med - rows[0].st[V_MFLOOR].med);
 		failed += rows[i].status[0] != 0;
 		eb_print(&j, &rows[i]);
 	}

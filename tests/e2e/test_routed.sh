@@ -27,7 +27,7 @@
 #     held TCP connections, the route to r2 moves to a second link to the
 #     router and packets arrive by it within a bounded time, then that
 #     link's neighbour is flushed and resolved again, and no held
-#     connection breaks
+#     connection breaks; neighd --fib-only clears the records
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -146,6 +146,7 @@ e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
 e2e_ctl config --encap-src4 "$SRC4" --encap-src6 "$SRC6" >/dev/null ||
 	e2e_fail "config --encap-src4/6"
 tb_spawn "$D" "$work/neighd.log" "$RINGLOAD" neighd --interval 200
+NEIGHD_PID=$TB_LAST_PID
 # name vip proto client r1-method r1-addr r2-method r2-addr
 services=(
 	"t4 $TB_VIP4 tcp $TB_CLIENT_IP4 ipip ${RIP4[1]} gue ${RIP6[2]}"
@@ -370,5 +371,24 @@ e2e_expect_eq "none of them reset or broken" "$(awk '{ for (i = 1; i <= NF; i++)
 	if ($i ~ /^status=/ && $i != "status=ok" && $i != "status=degraded") n++ }
 	END { print n + 0 }' "$work/rc-hold.out")" 0
 e2e_check "some held connections were r2's" grep -q ' r2 ' "$work/rc-hold.out"
+
+# neighd --fib-only: the records go, and every packet asks bpf_fib_lookup
+kill -TERM "$NEIGHD_PID"
+e2e_check "neighd stopped on SIGTERM" e2e_wait_for 10 grep -q \
+	"neighd: stopped" "$work/neighd.log"
+tb_spawn "$D" "$work/neighd-fib.log" "$RINGLOAD" neighd --interval 200 \
+	--fib-only
+e2e_check "neighd --fib-only: r2 without a record" e2e_wait_for 10 grep -q \
+	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc: no record" \
+	"$work/neighd-fib.log"
+fb0=$(counter nexthop-fib-fallback)
+e2e_alloc_sports 20
+e2e_flows "$work/fibonly" --vip "$TB_VIP4" --proto tcp --count 20 \
+	--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 3000
+e2e_expect_eq "--fib-only: 20 TCP flows to t4 answered" \
+	"$(grep -vc ' FAIL$' "$work/fibonly")" 20
+fb1=$(counter nexthop-fib-fallback)
+e2e_check "--fib-only: each of their packets asked bpf_fib_lookup ($((fb1 - fb0)))" \
+	test $((fb1 - fb0)) -ge 20
 
 e2e_finish

@@ -130,6 +130,10 @@ static const struct cli_opt neighd_opts[] = {
      .help = "milliseconds between two rounds over the routed nodes (each "
 	     "uses every next hop's neighbour entry and refreshes every "
 	     "record; a record expires after 5 rounds, 5 s at least, without one)"},
+    {.name = "fib-only", .type = CLI_FLAG, .off = F(fib_only),
+     .help = "write no next-hop records (and clear any): every routed "
+	     "packet asks bpf_fib_lookup, which sees its TOS, ports and "
+	     "ingress interface (for policy routing by those)"},
     OPT_PIN_DIR,
     {0}};
 

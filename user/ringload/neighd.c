@@ -25,6 +25,9 @@
  * also puts the egress interface into rm_tx_ports (routes move without
  * ringctl).
  *
+ * --fib-only writes no records (clears any): every packet then asks
+ * bpf_fib_lookup, which sees its TOS, ports and ingress interface.
+ *
  * One log line per change of a node's next hop or its error; exits 0 on
  * SIGTERM or SIGINT.
  */
@@ -77,6 +80,7 @@ struct neighd {
 	struct rm_nh_resolver *res;
 	int ifaces_fd, nh_fd;
 	__u64 ttl_ns;
+	bool fib_only; /* --fib-only: records stay empty */
 };
 
 static void log_change(const struct rm_node *n, const struct seen *x)
@@ -93,7 +97,10 @@ static void log_change(const struct rm_node *n, const struct seen *x)
 		if_indextoname(x->gw.ifindex, dev);
 		if (!(x->rec.flags & RM_NH_F_VALID))
 			printf("neighd: node %s (%s): next hop %s dev %s: %s\n",
-			       n->name, a, g, dev, rm_fib_rc_name(x->rc));
+			       n->name, a, g, dev,
+			       x->rc == BPF_FIB_LKUP_RET_SUCCESS
+				   ? "no record (--fib-only)"
+				   : rm_fib_rc_name(x->rc));
 		else
 			printf("neighd: node %s (%s): next hop %s dev %s "
 			       "lladdr %02x:%02x:%02x:%02x:%02x:%02x mtu %u%s\n",
@@ -160,6 +167,8 @@ static int pass(struct neighd *d, bool round)
 					    d->ttl_ns, &rec, &x->gw, &rc)
 			    : -ENODEV;
 		x->rc = err ? err : rc;
+		if (d->fib_only)
+			memset(&rec, 0, sizeof(rec));
 		/* the port before the record that sends packets to it */
 		if (!err && x->gw.ifindex &&
 		    (round || x->gw.ifindex != was.gw.ifindex))
@@ -222,6 +231,10 @@ int cmd_neighd(struct load_opts *o)
 		neighd_close(&d);
 		return load_error(RM_EXIT_RUNTIME, "out of memory");
 	}
+	/* unknown until written: the first pass rewrites every slot, so
+	 * nothing a previous run left stays */
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		d.seen[i].rec.flags = ~0u;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	err = rm_state_open(&d.st, o->pin_dir, RM_LOCK_NONE);
@@ -230,6 +243,7 @@ int cmd_neighd(struct load_opts *o)
 		return load_error(RM_EXIT_RUNTIME, "%s", rm_errmsg());
 	}
 	d.nh_fd = d.st.fd[RM_M_NEXTHOPS];
+	d.fib_only = o->fib_only;
 	err = rm_nh_resolver_open(&d.res);
 	if (err) {
 		neighd_close(&d);
