@@ -308,6 +308,19 @@ counter()
 {
 	e2e_ctl stats --json | e2e_json "d[\"counters\"][\"$1\"]"
 }
+# flows_fallbacks NAME N: N TCP flows to t4, checked answered; FB is how
+# far nexthop-fib-fallback moved meanwhile
+flows_fallbacks()
+{
+	local fb0
+	fb0=$(counter nexthop-fib-fallback)
+	e2e_alloc_sports "$2"
+	e2e_flows "$work/$1" --vip "$TB_VIP4" --proto tcp --count "$2" \
+		--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 3000
+	e2e_expect_eq "$1: $2 TCP flows to t4 answered" \
+		"$(grep -vc ' FAIL$' "$work/$1")" "$2"
+	FB=$(($(counter nexthop-fib-fallback) - fb0))
+}
 RC4=198.19.70.2 # the router on the second link
 rc_ok=1
 ip -n "$D" link add d-rc type veth peer name r-rc netns "$R" || rc_ok=0
@@ -332,15 +345,9 @@ e2e_check "neighd: a record for r2 via $RTR4 with its MAC" e2e_wait_for 10 \
 	"$work/neighd.log"
 # steady traffic: the records answer, bpf_fib_lookup does not (a packet
 # meeting a record's periodic rewrite may fall back: at most a couple)
-fb0=$(counter nexthop-fib-fallback)
-e2e_alloc_sports 50
-e2e_flows "$work/steady" --vip "$TB_VIP4" --proto tcp --count 50 \
-	--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 3000
-e2e_expect_eq "50 TCP flows to t4 answered" \
-	"$(grep -vc ' FAIL$' "$work/steady")" 50
-fb1=$(counter nexthop-fib-fallback)
-e2e_check "those flows took their next hops from the records (fallbacks: $((fb1 - fb0)))" \
-	test $((fb1 - fb0)) -le 2
+flows_fallbacks steady 50
+e2e_check "those flows took their next hops from the records (fallbacks: $FB)" \
+	test "$FB" -le 2
 
 e2e_alloc_sports 16
 e2e_client --vip "$TB_VIP4" --proto tcp --hold 16 --duration 15 \
@@ -381,14 +388,8 @@ tb_spawn "$D" "$work/neighd-fib.log" "$RINGLOAD" neighd --interval 200 \
 e2e_check "neighd --fib-only: r2 without a record" e2e_wait_for 10 grep -q \
 	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc: no record" \
 	"$work/neighd-fib.log"
-fb0=$(counter nexthop-fib-fallback)
-e2e_alloc_sports 20
-e2e_flows "$work/fibonly" --vip "$TB_VIP4" --proto tcp --count 20 \
-	--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 3000
-e2e_expect_eq "--fib-only: 20 TCP flows to t4 answered" \
-	"$(grep -vc ' FAIL$' "$work/fibonly")" 20
-fb1=$(counter nexthop-fib-fallback)
-e2e_check "--fib-only: each of their packets asked bpf_fib_lookup ($((fb1 - fb0)))" \
-	test $((fb1 - fb0)) -ge 20
+flows_fallbacks fibonly 20
+e2e_check "--fib-only: each of their packets asked bpf_fib_lookup ($FB)" \
+	test "$FB" -ge 20
 
 e2e_finish

@@ -73,22 +73,24 @@ static size_t nl_addr_len(__u8 family)
 	return family == RM_FAMILY_V6 ? 16 : 4;
 }
 
-int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
+/* The kernel's route to addr into buf (RTM_GETROUTE, rtm_flags as
+ * given): 0 when buf holds its RTM_NEWROUTE, or -errno. */
+static int route_query(__u8 family, const __be32 addr[4], unsigned rtm_flags,
+		       char *buf, size_t cap)
 {
 	struct nl_req r = {};
-	char buf[4096];
 	struct nlmsghdr *h = (struct nlmsghdr *)buf;
-	struct rtattr *a;
 	ssize_t len;
-	int err, alen;
+	int err;
 
 	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
 	r.nh.nlmsg_type = RTM_GETROUTE;
 	r.nh.nlmsg_flags = NLM_F_REQUEST;
 	r.rt.rtm_family = nl_family(family);
 	r.rt.rtm_dst_len = nl_addr_len(family) * 8;
+	r.rt.rtm_flags = rtm_flags;
 	nl_attr(&r, RTA_DST, addr, nl_addr_len(family));
-	err = nl_talk(&r, buf, sizeof(buf), &len);
+	err = nl_talk(&r, buf, cap, &len);
 	if (err)
 		return err;
 	if (!NLMSG_OK(h, len))
@@ -98,8 +100,19 @@ int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
 
 		return e->error ? e->error : -EPROTO;
 	}
-	if (h->nlmsg_type != RTM_NEWROUTE)
-		return -EPROTO;
+	return h->nlmsg_type == RTM_NEWROUTE ? 0 : -EPROTO;
+}
+
+int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
+{
+	char buf[4096];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct rtattr *a;
+	int err, alen;
+
+	err = route_query(family, addr, 0, buf, sizeof(buf));
+	if (err)
+		return err;
 	memset(nh, 0, sizeof(*nh));
 	/* a directly connected node is its own next hop */
 	nh->family = family;
@@ -146,34 +159,16 @@ int rm_neigh_use(const struct rm_nexthop *nh)
 
 int rm_route_multipath(__u8 family, const __be32 addr[4])
 {
-	struct nl_req r = {};
 	char buf[8192];
 	struct nlmsghdr *h = (struct nlmsghdr *)buf;
 	struct rtattr *a;
-	ssize_t len;
 	int err, alen, paths = 0, nh_id = 0, single = 0;
 
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
-	r.nh.nlmsg_type = RTM_GETROUTE;
-	r.nh.nlmsg_flags = NLM_F_REQUEST;
-	r.rt.rtm_family = nl_family(family);
-	r.rt.rtm_dst_len = nl_addr_len(family) * 8;
 	/* the FIB entry that matched, with all its next hops, rather than
 	 * the one path the kernel picked for this request */
-	r.rt.rtm_flags = RTM_F_FIB_MATCH;
-	nl_attr(&r, RTA_DST, addr, nl_addr_len(family));
-	err = nl_talk(&r, buf, sizeof(buf), &len);
+	err = route_query(family, addr, RTM_F_FIB_MATCH, buf, sizeof(buf));
 	if (err)
 		return err;
-	if (!NLMSG_OK(h, len))
-		return -EPROTO;
-	if (h->nlmsg_type == NLMSG_ERROR) {
-		struct nlmsgerr *e = NLMSG_DATA(h);
-
-		return e->error ? e->error : -EPROTO;
-	}
-	if (h->nlmsg_type != RTM_NEWROUTE)
-		return -EPROTO;
 	alen = RTM_PAYLOAD(h);
 	for (a = RTM_RTA(NLMSG_DATA(h)); RTA_OK(a, alen);
 	     a = RTA_NEXT(a, alen)) {
