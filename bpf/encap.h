@@ -2,8 +2,10 @@
 /*
  * Forwarding to routed nodes: IPIP (IPv4/IPv6 in IPv4/IPv6) and GUE
  * (variant 1: the inner IP packet right after a UDP header), with the
- * next hop from the kernel's routing and neighbour tables through
- * bpf_fib_lookup, and the path MTU answered to the client.
+ * next hop from the kernel's routing and neighbour tables: the node's
+ * rm_nexthops record, which the control plane fills from bpf_fib_lookup
+ * and keeps fresh (rm_encap.h), else bpf_fib_lookup per packet; and the
+ * path MTU answered to the client.
  *
  * Outer header, both methods:
  *   IPv4  IHL 5, DSCP/ECN copied from the inner packet, ID 0, no DF (a
@@ -350,16 +352,121 @@ static __always_inline __u32 rm_gue_hops_n(const struct rm_node *node,
 	return n > RM_GUE_HOPS_MAX ? RM_GUE_HOPS_MAX : n;
 }
 
+/* ---- the next hop: the node's record, else bpf_fib_lookup ---------- */
+/* Where an encapsulated packet leaves: what either source answers. */
+struct rm_hop {
+	__u32 ifindex;
+	__u32 mtu; /* the route's, bpf_fib_lookup's mtu_result */
+	__u8 dmac[6];
+	__u8 smac[6];
+};
+
+#define RM_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define rm_barrier() asm volatile("" ::: "memory")
+
+/* The node's rm_nexthops record into hop: 1 if usable, else 0 with the
+ * reason counted (rm_encap.h has the rules). Fields are copied between
+ * two reads of seq: a record rewritten meanwhile is not used. */
+static __always_inline int rm_nh_cached(const struct rm_node *node,
+					__u32 node_id, struct rm_hop *hop)
+{
+	struct rm_nh *nh = bpf_map_lookup_elem(&rm_nexthops, &node_id);
+	__u32 seq, flags;
+
+	if (!nh)
+		goto stale;
+	seq = RM_READ_ONCE(nh->seq);
+	rm_barrier();
+	flags = nh->flags;
+	if ((seq & 1) || !(flags & RM_NH_F_VALID) ||
+	    nh->family != node->addr_family || nh->addr[0] != node->addr[0] ||
+	    nh->addr[1] != node->addr[1] || nh->addr[2] != node->addr[2] ||
+	    nh->addr[3] != node->addr[3])
+		goto stale;
+	if (flags & RM_NH_F_ECMP) {
+		rm_count(RM_CNT_NH_ECMP);
+		return 0;
+	}
+	hop->ifindex = nh->ifindex;
+	hop->mtu = nh->mtu;
+	__builtin_memcpy(hop->dmac, nh->dmac, ETH_ALEN);
+	__builtin_memcpy(hop->smac, nh->smac, ETH_ALEN);
+	if (bpf_ktime_get_coarse_ns() >= nh->expires_ns)
+		goto stale;
+	rm_barrier();
+	if (RM_READ_ONCE(nh->seq) != seq)
+		goto stale;
+	return 1;
+stale:
+	rm_count(RM_CNT_NH_FALLBACK);
+	return 0;
+}
+
+/* The kernel's answer for a packet of tot_len bytes to node: a
+ * BPF_FIB_LKUP_RET_* code, hop filled on success (mtu on FRAG_NEEDED). */
+static __always_inline int rm_nh_fib(struct xdp_md *ctx,
+				     const struct rm_node *node,
+				     const struct rm_config *cfg,
+				     const struct rm_inner *in, __u8 proto,
+				     __be16 sport, __u32 tot_len, __u32 in_if,
+				     struct rm_hop *hop)
+{
+	struct bpf_fib_lookup fib = {};
+	int rc;
+
+	fib.ifindex = in_if;
+	fib.l4_protocol = proto;
+	fib.sport = sport;
+	fib.dport = node->via == RM_VIA_GUE ? node->gue_port : 0;
+	fib.tot_len = tot_len;
+	if (node->addr_family == RM_FAMILY_V6) {
+		fib.family = RM_AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, cfg->encap_src6, 16);
+		__builtin_memcpy(fib.ipv6_dst, node->addr, 16);
+	} else {
+		fib.family = RM_AF_INET;
+		fib.tos = in->tos;
+		fib.ipv4_src = cfg->encap_src4;
+		fib.ipv4_dst = node->addr[0];
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	hop->mtu = fib.mtu_result;
+	hop->ifindex = fib.ifindex;
+	__builtin_memcpy(hop->dmac, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(hop->smac, fib.smac, ETH_ALEN);
+	return rc;
+}
+
+/* The next hop for this packet to node, as rm_nh_fib answers: from the
+ * record when it is usable (the MTU check is the one bpf_fib_lookup
+ * makes), else from the kernel. */
+static __always_inline int rm_next_hop(struct xdp_md *ctx,
+				       const struct rm_node *node,
+				       __u32 node_id,
+				       const struct rm_config *cfg,
+				       const struct rm_inner *in, __u8 proto,
+				       __be16 sport, __u32 tot_len,
+				       __u32 in_if, struct rm_hop *hop)
+{
+	if (rm_nh_cached(node, node_id, hop))
+		return tot_len > hop->mtu ? BPF_FIB_LKUP_RET_FRAG_NEEDED
+					  : BPF_FIB_LKUP_RET_SUCCESS;
+	return rm_nh_fib(ctx, node, cfg, in, proto, sport, tot_len, in_if,
+			 hop);
+}
+
 /* Encapsulate the packet for node and pick its way out; counts the
- * outcome. A global function: the verifier checks it once, not once per
- * path of the caller (parse.h). */
+ * outcome. node's slot is hops->node[0], set by the caller whether or not
+ * a hop list follows (a BPF function takes five arguments). A global
+ * function: the verifier checks it once, not once per path of the caller
+ * (parse.h). */
 __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 			const struct rm_pkt *pkt, const struct rm_config *cfg,
 			const struct rm_hops *hops)
 {
-	struct bpf_fib_lookup fib = {};
 	struct rm_inner in = {};
-	__u32 hlen, frame, want, out, in_if, nhops;
+	struct rm_hop hop = {};
+	__u32 hlen, frame, want, out, in_if, nhops, node_id;
 	void *data, *end;
 	__be16 sport = 0;
 	struct ethhdr *eth;
@@ -368,6 +475,7 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 
 	if (!ctx || !node || !pkt || !cfg || !hops)
 		return RM_ENC_DROP;
+	node_id = hops->node[0];
 	/* read once: the verifier refuses a spilled pointer into ctx */
 	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
 	if (rm_inner_get(ctx, &in))
@@ -382,44 +490,29 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	proto = gue ? IPPROTO_UDP : in.v6 ? RM_PROTO_IPV6 : RM_PROTO_IPIP;
 	if (gue)
 		sport = rm_gue_sport(&pkt->flow);
+	if (v6out ? !(cfg->encap_src6[0] | cfg->encap_src6[1] |
+		      cfg->encap_src6[2] | cfg->encap_src6[3])
+		  : !cfg->encap_src4)
+		return rm_enc_drop(RM_CNT_ENCAP_NO_SRC);
 
-	fib.ifindex = in_if;
-	fib.l4_protocol = proto;
-	fib.sport = sport;
-	fib.dport = gue ? node->gue_port : 0;
-	fib.tot_len = in.ip_len + hlen;
-	if (v6out) {
-		if (!(cfg->encap_src6[0] | cfg->encap_src6[1] |
-		      cfg->encap_src6[2] | cfg->encap_src6[3]))
-			return rm_enc_drop(RM_CNT_ENCAP_NO_SRC);
-		fib.family = RM_AF_INET6;
-		__builtin_memcpy(fib.ipv6_src, cfg->encap_src6, 16);
-		__builtin_memcpy(fib.ipv6_dst, node->addr, 16);
-	} else {
-		if (!cfg->encap_src4)
-			return rm_enc_drop(RM_CNT_ENCAP_NO_SRC);
-		fib.family = RM_AF_INET;
-		fib.tos = in.tos;
-		fib.ipv4_src = cfg->encap_src4;
-		fib.ipv4_dst = node->addr[0];
-	}
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	rc = rm_next_hop(ctx, node, node_id, cfg, &in, proto, sport,
+			 in.ip_len + hlen, in_if, &hop);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return rm_enc_drop(RM_CNT_FIB_NO_NEIGH);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {
 		/* an error is never answered with another; nor a packet
 		 * whose sender cannot lower its size */
-		if (pkt->icmp || (!in.v6 && !in.df) || fib.mtu_result <= hlen)
+		if (pkt->icmp || (!in.v6 && !in.df) || hop.mtu <= hlen)
 			return rm_enc_drop(RM_CNT_DROP_TOO_BIG);
-		return rm_too_big(ctx, &in, fib.mtu_result - hlen);
+		return rm_too_big(ctx, &in, hop.mtu - hlen);
 	}
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rm_enc_drop(RM_CNT_FIB_FAIL);
 
-	if (fib.ifindex == in_if) {
+	if (hop.ifindex == in_if) {
 		out = RM_ENC_TX;
 	} else {
-		if (bpf_redirect_map(&rm_tx_ports, fib.ifindex, XDP_DROP) !=
+		if (bpf_redirect_map(&rm_tx_ports, hop.ifindex, XDP_DROP) !=
 		    XDP_REDIRECT)
 			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
 		out = RM_ENC_REDIRECT;
@@ -440,8 +533,8 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	eth = data;
 	if ((void *)(eth + 1) > end)
 		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, hop.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, hop.smac, ETH_ALEN);
 
 	if (v6out) {
 		struct ipv6hdr *ip6h = (void *)(eth + 1);

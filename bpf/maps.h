@@ -11,6 +11,7 @@
 
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_vip_filter.h>
+#include <ringmaster/rm_encap.h>
 
 /* Each service has its own key, and each (VIP, proto) with a service one
  * RM_SVCK_FRAG key for its non-first fragments. */
@@ -157,6 +158,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rm_conn_bucket);
 } rm_conn_limit SEC(".maps");
+
+/* Routed nodes' next hops, by node id (rm_encap.h): written by ringload
+ * neighd, read by encap.h instead of a bpf_fib_lookup per packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RM_MAX_NODES);
+	__type(key, __u32);
+	__type(value, struct rm_nh);
+} rm_nexthops SEC(".maps");
 
 /* Every map rm_common.h's RM_MAPS names is defined above, under that
  * name: userspace opens the pins by those names. */

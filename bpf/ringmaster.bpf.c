@@ -142,6 +142,7 @@ int rm_xdp(struct xdp_md *ctx)
 		}
 	}
 
+	hops.node[0] = node_id; /* the slot rm_encap() sends to */
 	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg, new_flow,
 			  &hops);
 }

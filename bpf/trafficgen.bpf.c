@@ -29,6 +29,10 @@
  *             which takes headers off or rewrites the frame in place: puts
  *             the TG_FRAME_LEN bytes of tg_frame back as the frame before
  *             every run and tail-calls tg_next[0].
+ *   tg_push   grows the frame by tg_push_len bytes at its head (no bytes
+ *             written) and returns XDP_TX: behind tg_unencap, the least
+ *             any encapsulating program does per run (bench encap's
+ *             method floor).
  *   tg_count  counts and drops; attached on receivers in the live test
  *             (a veth peer must run XDP to accept redirected frames).
  *   tg_conn_probe  looks the frame's IPv4 flow up in tg_conns, which the
@@ -277,6 +281,16 @@ int tg_restore(struct xdp_md *ctx)
 	__builtin_memcpy(data, tg_frame, TG_FRAME_LEN);
 	bpf_tail_call(ctx, &tg_next, 0);
 	return XDP_ABORTED;
+}
+
+__u32 tg_push_len;
+
+SEC("xdp")
+int tg_push(struct xdp_md *ctx)
+{
+	if (bpf_xdp_adjust_head(ctx, -(int)tg_push_len))
+		return XDP_ABORTED;
+	return XDP_TX;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -97,7 +97,8 @@
 	X(CONNS, rm_conns)                                                 \
 	X(CONNS6, rm_conns6)                                               \
 	X(VIP_SLOTS, rm_vip_slots)                                         \
-	X(RINGS_OLD, rm_rings_old)
+	X(RINGS_OLD, rm_rings_old)                                         \
+	X(NEXTHOPS, rm_nexthops)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- the chain: sharing an interface with other XDP programs ---------- */
@@ -499,8 +500,10 @@ struct rm_conn {
 	X(RM_CNT_KEY_FB_NO_KEY, "key-fallback-no-key")                     \
 	X(RM_CNT_KEY_FB_MALFORMED, "key-fallback-malformed")               \
 	X(RM_CNT_KEY_FB_MULTI, "key-fallback-multi-datagram")              \
-	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")                \
-	X(RM_CNT_HOPS_SENT, "hop-list-sent")
+	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")                 \
+	X(RM_CNT_HOPS_SENT, "hop-list-sent")                               \
+	X(RM_CNT_NH_FALLBACK, "nexthop-fib-fallback")                      \
+	X(RM_CNT_NH_ECMP, "nexthop-fib-ecmp")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -529,8 +532,16 @@ struct rm_conn {
  *   dropped-too-big       too big for the path, IPv4 without DF
  *   icmp-too-big-limited  too big, but this CPU's ICMP budget is spent
  * except icmp-too-big-sent, which answers the client (XDP_TX) with
- * fragmentation needed / packet too big. */
-/* hop-list-sent comes on top of the outcome counter too: a packet sent
+ * fragmentation needed / packet too big.
+ * The next hop comes from the node's rm_nexthops record (rm_encap.h)
+ * when it is usable; these come on top of the outcome when it is not:
+ *   nexthop-fib-fallback  no usable record (none yet, being rewritten,
+ *                         for another address, or expired: is ringload
+ *                         neighd running?): bpf_fib_lookup answered
+ *   nexthop-fib-ecmp      the route has several next hops: the kernel's
+ *                         bpf_fib_lookup picks one per packet, as the
+ *                         stack would
+ * hop-list-sent comes on top of the outcome counter too: a packet sent
  * to a GUE node with the second-chance hop list (rm_encap.h), its flow's
  * owner having changed within the handover window (rm_hops.h). */
 /* The key-* counters, too, come on top of the outcome counter, once per
@@ -564,6 +575,8 @@ static inline int rm_counter_is_outcome(int id)
 	case RM_CNT_KEY_FB_MULTI:
 	case RM_CNT_KEY_FB_FRAGMENT:
 	case RM_CNT_HOPS_SENT:
+	case RM_CNT_NH_FALLBACK:
+	case RM_CNT_NH_ECMP:
 		return 0;
 	default:
 		return id >= 0 && id < RM_CNT_MAX;

@@ -57,6 +57,36 @@ static inline __be16 rm_gue_sport(const struct rm_flow *f)
 	return (__be16)(((h & 0xff) << 8) | (h >> 8)); /* htons, both sides */
 }
 
+/* ---- rm_nexthops: ARRAY [RM_MAX_NODES] of rm_nh, by node id ------- */
+/* Each routed node's next hop as bpf_fib_lookup answered it in the
+ * control plane (ringload neighd: user/lib/nexthop.c), so the data plane
+ * need not ask per packet. neighd rewrites a record on every route,
+ * neighbour or link event that changes it, and at least every round (the
+ * expiry), so a change in the kernel takes effect without ringctl.
+ * The data plane uses a record only when it is complete (seq even and
+ * the same before and after its read), valid, for the node's current
+ * address, unexpired and not ECMP; otherwise it asks bpf_fib_lookup and
+ * counts why (nexthop-fib-fallback, nexthop-fib-ecmp).
+ * Written by one process in three steps (seq made odd, the fields, seq
+ * made even: rm_nh_write), read without a lock: on x86 (TSO) a reader
+ * never takes a mix of two records. */
+struct rm_nh {
+	__u32 seq;	  /* host; even: complete, odd: being written */
+	__u32 flags;	  /* host; RM_NH_F_* */
+	__be32 addr[4];	  /* be; the node address it was resolved for */
+	__u32 family;	  /* host; RM_FAMILY_V4/V6 of addr */
+	__u32 ifindex;	  /* host; egress interface */
+	__u8 dmac[6];	  /* the next hop's MAC */
+	__u8 smac[6];	  /* the egress interface's MAC */
+	__u32 mtu;	  /* host; the route's MTU as bpf_fib_lookup checks
+			   * it (device, locked route metric, PMTU) */
+	__u64 expires_ns; /* host; bpf_ktime_get_coarse_ns() time
+			   * (CLOCK_MONOTONIC_COARSE) after which the record
+			   * is stale: its writer stopped */
+};
+#define RM_NH_F_VALID 0x1 /* resolved: the fields above are the next hop */
+#define RM_NH_F_ECMP 0x2  /* several next hops: bpf_fib_lookup per packet */
+
 /* ---- second chance: the hop list (GUE variant 0 private data) ------ */
 /* A flow whose ring owner changed within the handover window (previous
  * ring generations, README "Second chance") is sent to a GUE node with a

@@ -22,6 +22,12 @@
 #     `mtu lock 1400`, see the README)
 #   - the neighbour of the next hop flushed on the director: ringload
 #     neighd resolves it again and traffic resumes by itself
+#   - next-hop records (docs/routed-nodes-performance.md): steady flows
+#     take their next hop from the records, not from bpf_fib_lookup; under
+#     held TCP connections, the route to r2 moves to a second link to the
+#     router and packets arrive by it within a bounded time, then that
+#     link's neighbour is flushed and resolved again, and no held
+#     connection breaks; neighd --fib-only clears the records
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -140,6 +146,7 @@ e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
 e2e_ctl config --encap-src4 "$SRC4" --encap-src6 "$SRC6" >/dev/null ||
 	e2e_fail "config --encap-src4/6"
 tb_spawn "$D" "$work/neighd.log" "$RINGLOAD" neighd --interval 200
+NEIGHD_PID=$TB_LAST_PID
 # name vip proto client r1-method r1-addr r2-method r2-addr
 services=(
 	"t4 $TB_VIP4 tcp $TB_CLIENT_IP4 ipip ${RIP4[1]} gue ${RIP6[2]}"
@@ -291,5 +298,98 @@ e2e_flows "$work/after" --vip "$TB_VIP4" --proto udp --count 50 \
 	--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 2000
 e2e_expect_eq "after the flush: 50 UDP flows answered" \
 	"$(grep -vc ' FAIL$' "$work/after")" 50
+
+# ---- next-hop records follow the kernel, under traffic --------------------
+rx_rc()
+{
+	ip netns exec "$R" cat /sys/class/net/r-rc/statistics/rx_packets
+}
+counter()
+{
+	e2e_ctl stats --json | e2e_json "d[\"counters\"][\"$1\"]"
+}
+# flows_fallbacks NAME N: N TCP flows to t4, checked answered; FB is how
+# far nexthop-fib-fallback moved meanwhile
+flows_fallbacks()
+{
+	local fb0
+	fb0=$(counter nexthop-fib-fallback)
+	e2e_alloc_sports "$2"
+	e2e_flows "$work/$1" --vip "$TB_VIP4" --proto tcp --count "$2" \
+		--sport-base "$E2E_SPORT" --retries 2 --timeout-ms 3000
+	e2e_expect_eq "$1: $2 TCP flows to t4 answered" \
+		"$(grep -vc ' FAIL$' "$work/$1")" "$2"
+	FB=$(($(counter nexthop-fib-fallback) - fb0))
+}
+RC4=198.19.70.2 # the router on the second link
+rc_ok=1
+ip -n "$D" link add d-rc type veth peer name r-rc netns "$R" || rc_ok=0
+ip -n "$D" addr add 198.19.70.1/30 dev d-rc || rc_ok=0
+ip -n "$R" addr add "$RC4/30" dev r-rc || rc_ok=0
+ip -n "$D" link set d-rc up || rc_ok=0
+ip -n "$R" link set r-rc up || rc_ok=0
+# the outer source is the director's d-n1 address, which the router
+# reaches by another link
+ip netns exec "$R" sh -ec '
+	echo 0 > /proc/sys/net/ipv4/conf/all/rp_filter
+	echo 0 > /proc/sys/net/ipv4/conf/r-rc/rp_filter' || rc_ok=0
+# redirected frames reach r-rc's stack only with an XDP program on it
+ip -n "$R" link set r-rc xdpdrv obj "$E2E_BUILD/decap.bpf.o" sec xdp ||
+	rc_ok=0
+e2e_ctl node set t4 r2 --via ipip --addr "${RIP4[2]}" --active \
+	>/dev/null || rc_ok=0
+e2e_expect_eq "a second link to the router; t4's r2 ipip to ${RIP4[2]}" \
+	"$rc_ok" 1
+e2e_check "neighd: a record for r2 via $RTR4 with its MAC" e2e_wait_for 10 \
+	grep -q "node r2 (${RIP4[2]}): next hop $RTR4 dev ${TB_DIR_NODE_IF[1]} lladdr" \
+	"$work/neighd.log"
+# steady traffic: the records answer, bpf_fib_lookup does not (a packet
+# meeting a record's periodic rewrite may fall back: at most a couple)
+flows_fallbacks steady 50
+e2e_check "those flows took their next hops from the records (fallbacks: $FB)" \
+	test "$FB" -le 2
+
+e2e_alloc_sports 16
+e2e_client --vip "$TB_VIP4" --proto tcp --hold 16 --duration 15 \
+	--sport-base "$E2E_SPORT" --ready-file "$work/rc-hold.ready" \
+	>"$work/rc-hold.out" 2>"$work/rc-hold.err" &
+RC_HOLD_PID=$!
+# shellcheck disable=SC2016 # expanded at teardown
+e2e_on_teardown 'kill "$RC_HOLD_PID" 2>/dev/null'
+e2e_wait_for 15 test -s "$work/rc-hold.ready" ||
+	e2e_fail "held connections ready: $(cat "$work/rc-hold.err")"
+rx0=$(rx_rc)
+ip -n "$D" route replace 198.19.66.0/24 via "$RC4" dev d-rc
+e2e_check "route change followed: r2's packets enter the router by r-rc (within 10 s)" \
+	e2e_wait_for 10 sh -c "[ \$(ip netns exec $R cat /sys/class/net/r-rc/statistics/rx_packets) -ge $((rx0 + 100)) ]"
+e2e_check "neighd: r2's record is now via $RC4 dev d-rc" grep -q \
+	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc lladdr" "$work/neighd.log"
+seen=$(grep -c "next hop $RC4 dev d-rc lladdr" "$work/neighd.log")
+rx1=$(rx_rc)
+ip -n "$D" neigh flush dev d-rc
+e2e_check "neighbour flush followed: r2's record unresolved, then resolved again (within 10 s)" \
+	e2e_wait_for 10 sh -c "grep -q 'next hop $RC4 dev d-rc: neighbour unresolved' $work/neighd.log && [ \$(grep -c 'next hop $RC4 dev d-rc lladdr' $work/neighd.log) -gt $seen ]"
+e2e_check "after the flush r2's packets go on entering by r-rc (within 10 s)" \
+	e2e_wait_for 10 sh -c "[ \$(ip netns exec $R cat /sys/class/net/r-rc/statistics/rx_packets) -ge $((rx1 + 100)) ]"
+wait "$RC_HOLD_PID"
+e2e_expect_eq "16 connections held through the route change and the flush" \
+	"$(grep -c ' r[12] ' "$work/rc-hold.out")" 16
+e2e_expect_eq "none of them reset or broken" "$(awk '{ for (i = 1; i <= NF; i++)
+	if ($i ~ /^status=/ && $i != "status=ok" && $i != "status=degraded") n++ }
+	END { print n + 0 }' "$work/rc-hold.out")" 0
+e2e_check "some held connections were r2's" grep -q ' r2 ' "$work/rc-hold.out"
+
+# neighd --fib-only: the records go, and every packet asks bpf_fib_lookup
+kill -TERM "$NEIGHD_PID"
+e2e_check "neighd stopped on SIGTERM" e2e_wait_for 10 grep -q \
+	"neighd: stopped" "$work/neighd.log"
+tb_spawn "$D" "$work/neighd-fib.log" "$RINGLOAD" neighd --interval 200 \
+	--fib-only
+e2e_check "neighd --fib-only: r2 without a record" e2e_wait_for 10 grep -q \
+	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc: no record" \
+	"$work/neighd-fib.log"
+flows_fallbacks fibonly 20
+e2e_check "--fib-only: each of their packets asked bpf_fib_lookup ($FB)" \
+	test "$FB" -ge 20
 
 e2e_finish

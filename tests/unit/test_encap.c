@@ -18,6 +18,14 @@
  *                with valid checksums, and the drops
  *   truncation   every forwarded frame cut at every length
  *   rate limit   generated errors per CPU per second are bounded
+ *   next hops    the table again with every node's rm_nexthops record
+ *                filled by the control plane's resolver (nexthop.c):
+ *                the same bytes without nexthop-fib-fallback; without a
+ *                record, each case counts the fallback. A record the
+ *                FIB could not have given (a node without a route) is
+ *                used as it is; every way a record is unusable (being
+ *                written, another address, expired, not valid, ECMP)
+ *                falls back to bpf_fib_lookup, counted
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -31,6 +39,7 @@
 
 #include <ringmaster/rm_encap.h>
 #include "dp_fixture.h"
+#include "nexthop.h"
 
 /* ---- the namespace: the director's routing table ------------------- */
 static const __u8 mac_tx[6] = {0x02, 0, 0, 0, 0x02, 0x01};    /* tx0 */
@@ -77,6 +86,9 @@ static const char *const netns_setup[] = {
     /* a path with a smaller MTU */
     "ip route add 198.19.4.0/24 via 198.18.2.2 mtu lock 1400",
     "ip route add 2001:db8:104::/64 via 2001:db8:2::2 mtu lock 1400",
+    /* two next hops (ECMP) */
+    "ip route add 198.19.5.0/24 nexthop via 198.18.2.2 nexthop via "
+    "198.18.1.2",
 };
 
 enum { SVC_T4 = 0, SVC_U4, SVC_T6, SVC_U6 };
@@ -101,6 +113,21 @@ static int set_config(int src4, int src6)
 	if (src6)
 		dp_addr(6, SRC6, (__u8 *)cfg.encap_src6);
 	return bpf_map_update_elem(fx->config, &zero, &cfg, BPF_ANY);
+}
+
+static int nexthops_fd(void)
+{
+	return bpf_map__fd(fx->skel->maps.rm_nexthops);
+}
+
+/* Node NODE's next-hop record: rec, or none (NULL). */
+static int set_nh(const struct rm_nh *rec)
+{
+	struct rm_nh zero = {0};
+	__u32 id = NODE;
+
+	return bpf_map_update_elem(nexthops_fd(), &id, rec ? rec : &zero,
+				   BPF_ANY);
 }
 
 static int set_node(__u8 via, int family, const char *addr, __u16 gue_port)
@@ -447,18 +474,67 @@ static int run_check(const char *what, const __u8 *in, size_t len,
 	return bad;
 }
 
-static void test_table(void **state)
+/* The case's expected counters: those of the case, and the fallback
+ * when the packet gets as far as its next hop without a usable record. */
+static __u32 case_counters(const struct enc_case *c, int record_used)
+{
+	return c->counters |
+	       (c->no_src || record_used ? 0 : C(RM_CNT_NH_FALLBACK));
+}
+
+/* Node NODE's record as ringload neighd would write it: 1 if valid. */
+static int resolve_nh(struct rm_nh_resolver *res, struct rm_nh *rec)
+{
+	struct rm_config cfg;
+	struct rm_nexthop gw;
+	struct rm_node n;
+	__u32 id = NODE, zero = 0;
+	int rc;
+
+	assert_int_equal(bpf_map_lookup_elem(fx->nodes, &id, &n), 0);
+	assert_int_equal(bpf_map_lookup_elem(fx->config, &zero, &cfg), 0);
+	assert_int_equal(rm_nh_resolve(res, if_rx, &cfg, &n, 60000000000ULL,
+				       rec, &gw, &rc),
+			 0);
+	assert_int_equal(rm_nh_write(nexthops_fd(), NODE, rec), 0);
+	assert_int_equal(rec->seq % 2, 0);
+	return (rec->flags & RM_NH_F_VALID) != 0;
+}
+
+/* The table: records (0) none, so every lookup is the kernel's, or (1)
+ * filled by the resolver, so every case the FIB can answer takes the
+ * record: the same bytes and outcome either way. */
+static void run_table(int records)
 {
 	static struct dp_pkt p;
 	static __u8 out[DP_PKT_MAX];
-	int failed = 0;
+	struct rm_nh_resolver *res = NULL;
+	int failed = 0, used = 0;
 	size_t i, n;
 
-	(void)state;
+	if (records)
+		assert_int_equal(rm_nh_resolver_open(&res), 0);
 	for (i = 0; i < N_CASES; i++) {
 		const struct enc_case *c = &cases[i];
+		int use = 0;
 
 		assert_int_equal(case_prepare(c), 0);
+		assert_int_equal(set_nh(NULL), 0);
+		if (records) {
+			struct rm_nh rec;
+			int fib_fails = c->counters & (C(RM_CNT_FIB_FAIL) |
+						       C(RM_CNT_FIB_NO_NEIGH));
+
+			/* the resolver finds a next hop exactly where
+			 * the data plane's own lookup does */
+			use = resolve_nh(res, &rec);
+			if (use == !!fib_fails) {
+				print_error("%s: resolver says %s\n", c->desc,
+					    use ? "valid" : "not valid");
+				failed++;
+			}
+			used += use;
+		}
 		case_build(c, &p);
 		n = 0;
 		if (c->out == OUT_ENCAP)
@@ -466,10 +542,147 @@ static void test_table(void **state)
 		else if (c->out == OUT_TOOBIG)
 			n = expect_toobig(c, &p, out);
 		failed += run_check(c->desc, p.b, p.len, c->verdict,
-				    c->counters, c->out ? out : NULL, n);
+				    case_counters(c, use && !c->no_src),
+				    c->out ? out : NULL, n);
 	}
-	print_message("encap table: %zu cases, %d failed\n", N_CASES, failed);
+	rm_nh_resolver_close(res);
+	assert_int_equal(set_nh(NULL), 0);
+	print_message("encap table (%s): %zu cases, %d from records, %d "
+		      "failed\n",
+		      records ? "records" : "no records", N_CASES, used, failed);
 	assert_int_equal(failed, 0);
+	if (records)
+		assert_true(used >= 30);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	run_table(0);
+}
+
+static void test_table_records(void **state)
+{
+	(void)state;
+	run_table(1);
+}
+
+/* A record is taken as it is: a node without any route gets the
+ * record's interface, MACs and MTU; each way a record is unusable
+ * sends the packet to bpf_fib_lookup instead (no route: fib-fail),
+ * counted. */
+static void test_record_rules(void **state)
+{
+	static const __u8 dmac[6] = {0x02, 0x99, 0, 0, 0, 0x01};
+	static const __u8 smac[6] = {0x02, 0x99, 0, 0, 0, 0x02};
+	static const struct enc_case used = {"record used", T4(), IPIP, 4,
+					     "198.18.99.5", 0, 0, 0, 0,
+					     XDP_REDIRECT, REDIR_IPIP,
+					     OUT_ENCAP, 0, 0};
+	static const struct enc_case big = {"record's mtu", T4(.payload = 1000),
+					    IPIP, 4, "198.18.99.5", 0, 0, 0, 0,
+					    XDP_TX, C(RM_CNT_TOO_BIG_SENT),
+					    OUT_TOOBIG, 0, 980};
+	struct {
+		const char *desc;
+		__u32 seq, flags, addr_delta, expired;
+		__u32 counter;
+	} bad[] = {
+	    {"being written (odd seq)", 5, RM_NH_F_VALID, 0, 0,
+	     RM_CNT_NH_FALLBACK},
+	    {"not valid", 4, 0, 0, 0, RM_CNT_NH_FALLBACK},
+	    {"for another address", 4, RM_NH_F_VALID, 1, 0,
+	     RM_CNT_NH_FALLBACK},
+	    {"expired", 4, RM_NH_F_VALID, 0, 1, RM_CNT_NH_FALLBACK},
+	    {"ecmp", 4, RM_NH_F_VALID | RM_NH_F_ECMP, 0, 0, RM_CNT_NH_ECMP},
+	};
+	static struct dp_pkt p;
+	static __u8 out[DP_PKT_MAX];
+	struct rm_nh rec = {.seq = 4, .flags = RM_NH_F_VALID,
+			    .family = RM_FAMILY_V4, .mtu = 1500};
+	int failed = 0;
+	size_t n, i;
+
+	(void)state;
+	rec.ifindex = if_tx;
+	memcpy(rec.dmac, dmac, 6);
+	memcpy(rec.smac, smac, 6);
+	dp_addr(4, "198.18.99.5", (__u8 *)rec.addr);
+	rec.expires_ns = rm_nh_now() + 600000000000ULL;
+
+	assert_int_equal(case_prepare(&used), 0);
+	assert_int_equal(set_nh(&rec), 0);
+	case_build(&used, &p);
+	n = expect_encap(&used, &p, out);
+	memcpy(out, dmac, 6);
+	memcpy(out + 6, smac, 6);
+	failed += run_check(used.desc, p.b, p.len, used.verdict,
+			    used.counters, out, n);
+
+	rec.mtu = 1000;
+	assert_int_equal(set_nh(&rec), 0);
+	case_build(&big, &p);
+	n = expect_toobig(&big, &p, out);
+	failed += run_check(big.desc, p.b, p.len, big.verdict, big.counters,
+			    out, n);
+	rec.mtu = 1500;
+
+	case_build(&used, &p);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct rm_nh r = rec;
+
+		r.seq = bad[i].seq;
+		r.flags = bad[i].flags;
+		if (bad[i].addr_delta)
+			r.addr[0] ^= htonl(1);
+		if (bad[i].expired)
+			r.expires_ns = rm_nh_now() - 1000000000ULL;
+		assert_int_equal(set_nh(&r), 0);
+		failed += run_check(bad[i].desc, p.b, p.len, XDP_DROP,
+				    C(RM_CNT_FIB_FAIL) | C(bad[i].counter),
+				    NULL, 0);
+	}
+	assert_int_equal(set_nh(NULL), 0);
+	assert_int_equal(failed, 0);
+}
+
+/* An ECMP route: the resolver marks the record, and the data plane
+ * leaves the choice of path to bpf_fib_lookup, per packet (counted). A
+ * route with one path is not marked. */
+static void test_record_ecmp(void **state)
+{
+	static const struct enc_case ecmp = {"ecmp", T4(), IPIP, 4, "198.19.5.5",
+					     0, 0, 0, 0, 0, 0, OUT_NONE, 0, 0};
+	static struct dp_pkt p;
+	static struct dp_run r;
+	struct rm_nh_resolver *res;
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
+	__be32 a[4] = {0};
+	struct rm_nh rec;
+
+	(void)state;
+	dp_addr(4, N4, (__u8 *)a);
+	assert_int_equal(rm_route_multipath(RM_FAMILY_V4, a), 0);
+	dp_addr(4, "198.19.5.5", (__u8 *)a);
+	assert_int_equal(rm_route_multipath(RM_FAMILY_V4, a), 1);
+
+	assert_int_equal(rm_nh_resolver_open(&res), 0);
+	assert_int_equal(case_prepare(&ecmp), 0);
+	assert_int_equal(resolve_nh(res, &rec), 1);
+	rm_nh_resolver_close(res);
+	assert_int_equal(rec.flags, RM_NH_F_VALID | RM_NH_F_ECMP);
+	case_build(&ecmp, &p);
+	assert_int_equal(dp_counters(fx, before), 0);
+	dp_run(fx, p.b, p.len, if_rx, &r);
+	assert_int_equal(dp_counters(fx, after), 0);
+	assert_int_equal(r.err, 0);
+	assert_true(r.retval == XDP_TX || r.retval == XDP_REDIRECT);
+	assert_int_equal(after[RM_CNT_NH_ECMP] - before[RM_CNT_NH_ECMP], 1);
+	assert_int_equal(after[RM_CNT_NH_FALLBACK] - before[RM_CNT_NH_FALLBACK],
+			 0);
+	assert_int_equal(after[RM_CNT_ENCAP_IPIP] - before[RM_CNT_ENCAP_IPIP],
+			 1);
+	assert_int_equal(set_nh(NULL), 0);
 }
 
 /* What no byte comparison shows: GUE source ports stay in 49152..65535
@@ -562,6 +775,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_table_records),
+	    cmocka_unit_test(test_record_rules),
+	    cmocka_unit_test(test_record_ecmp),
 	    cmocka_unit_test(test_fields),
 	    cmocka_unit_test(test_truncation),
 	    cmocka_unit_test(test_rate_limit),

@@ -4,7 +4,9 @@
  * address (egress interface and next hop, as the kernel would send), and
  * "use" of the next hop's neighbour entry (NTF_USE: the kernel resolves
  * it now if it is missing, failed or stale, as if a packet were sent).
- * One request per socket; a reply within a second or -ETIMEDOUT.
+ * One request per socket; a reply within a second or -ETIMEDOUT. And
+ * the two routed nodes' next-hop records need (ringload neighd): whether
+ * a node's route has several next hops, and the kernel's events.
  */
 #include <errno.h>
 #include <string.h>
@@ -71,22 +73,24 @@ static size_t nl_addr_len(__u8 family)
 	return family == RM_FAMILY_V6 ? 16 : 4;
 }
 
-int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
+/* The kernel's route to addr into buf (RTM_GETROUTE, rtm_flags as
+ * given): 0 when buf holds its RTM_NEWROUTE, or -errno. */
+static int route_query(__u8 family, const __be32 addr[4], unsigned rtm_flags,
+		       char *buf, size_t cap)
 {
 	struct nl_req r = {};
-	char buf[4096];
 	struct nlmsghdr *h = (struct nlmsghdr *)buf;
-	struct rtattr *a;
 	ssize_t len;
-	int err, alen;
+	int err;
 
 	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
 	r.nh.nlmsg_type = RTM_GETROUTE;
 	r.nh.nlmsg_flags = NLM_F_REQUEST;
 	r.rt.rtm_family = nl_family(family);
 	r.rt.rtm_dst_len = nl_addr_len(family) * 8;
+	r.rt.rtm_flags = rtm_flags;
 	nl_attr(&r, RTA_DST, addr, nl_addr_len(family));
-	err = nl_talk(&r, buf, sizeof(buf), &len);
+	err = nl_talk(&r, buf, cap, &len);
 	if (err)
 		return err;
 	if (!NLMSG_OK(h, len))
@@ -96,8 +100,19 @@ int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
 
 		return e->error ? e->error : -EPROTO;
 	}
-	if (h->nlmsg_type != RTM_NEWROUTE)
-		return -EPROTO;
+	return h->nlmsg_type == RTM_NEWROUTE ? 0 : -EPROTO;
+}
+
+int rm_route_get(__u8 family, const __be32 addr[4], struct rm_nexthop *nh)
+{
+	char buf[4096];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct rtattr *a;
+	int err, alen;
+
+	err = route_query(family, addr, 0, buf, sizeof(buf));
+	if (err)
+		return err;
 	memset(nh, 0, sizeof(*nh));
 	/* a directly connected node is its own next hop */
 	nh->family = family;
@@ -140,4 +155,84 @@ int rm_neigh_use(const struct rm_nexthop *nh)
 	if (!NLMSG_OK(h, len) || h->nlmsg_type != NLMSG_ERROR)
 		return -EPROTO;
 	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
+int rm_route_multipath(__u8 family, const __be32 addr[4])
+{
+	char buf[8192];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct rtattr *a;
+	int err, alen, paths = 0, nh_id = 0, single = 0;
+
+	/* the FIB entry that matched, with all its next hops, rather than
+	 * the one path the kernel picked for this request */
+	err = route_query(family, addr, RTM_F_FIB_MATCH, buf, sizeof(buf));
+	if (err)
+		return err;
+	alen = RTM_PAYLOAD(h);
+	for (a = RTM_RTA(NLMSG_DATA(h)); RTA_OK(a, alen);
+	     a = RTA_NEXT(a, alen)) {
+		if (a->rta_type == RTA_MULTIPATH) {
+			struct rtnexthop *nh = RTA_DATA(a);
+			int left = RTA_PAYLOAD(a);
+
+			while (RTNH_OK(nh, left)) {
+				paths++;
+				left -= NLMSG_ALIGN(nh->rtnh_len);
+				nh = RTNH_NEXT(nh);
+			}
+		} else if (a->rta_type == RTA_NH_ID) {
+			nh_id = 1;
+		} else if (a->rta_type == RTA_OIF ||
+			   a->rta_type == RTA_GATEWAY) {
+			single = 1;
+		}
+	}
+	return paths > 1 || (nh_id && !paths && !single);
+}
+
+int rm_events_open(void)
+{
+	struct sockaddr_nl sa = {
+	    .nl_family = AF_NETLINK,
+	    .nl_groups = RTMGRP_LINK | RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
+			 RTMGRP_IPV6_ROUTE,
+	};
+	int fd, grp = RTNLGRP_NEXTHOP;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	/* nexthop objects: a kernel without them just refuses the group */
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp,
+			 sizeof(grp));
+	return fd;
+}
+
+int rm_events_drain(int fd)
+{
+	char buf[8192];
+	int any = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n > 0) {
+			any = 1;
+			continue;
+		}
+		/* ENOBUFS: events were lost, so something may have changed */
+		if (n < 0 && errno == ENOBUFS) {
+			any = 1;
+			continue;
+		}
+		return any;
+	}
 }

@@ -127,7 +127,13 @@ static const struct cli_opt decap_status_opts[] = {
 static const struct cli_opt neighd_opts[] = {
     {.name = "interval", .type = CLI_UINT, .off = F(interval), .min = 10,
      .max = 3600000, .arg = "MS", .def = "1000",
-     .help = "milliseconds between two rounds over the routed nodes"},
+     .help = "milliseconds between two rounds over the routed nodes (each "
+	     "uses every next hop's neighbour entry and refreshes every "
+	     "record; a record expires after 5 rounds, 5 s at least, without one)"},
+    {.name = "fib-only", .type = CLI_FLAG, .off = F(fib_only),
+     .help = "write no next-hop records (and clear any): every routed "
+	     "packet asks bpf_fib_lookup, which sees its TOS, ports and "
+	     "ingress interface (for policy routing by those)"},
     OPT_PIN_DIR,
     {0}};
 
@@ -178,8 +184,10 @@ static const struct load_cmd commands[] = {
       "where the decapsulator runs, and its counters", decap_status_opts, 0},
      cmd_decap_status, false},
     {{"neighd", NULL,
-      "keep the next hops of routed (ipip/gue) nodes resolved and their "
-      "egress interfaces in the devmap; runs until SIGTERM",
+      "keep the next hops of routed (ipip/gue) nodes resolved, in the "
+      "data plane's next-hop records (following the kernel's route, "
+      "neighbour and link events) and their egress interfaces in the "
+      "devmap; runs until SIGTERM",
       neighd_opts, 0},
      cmd_neighd, false},
 };

@@ -26,6 +26,7 @@ struct load_opts {
 	const char *allow_hop;
 	struct cli_u32 gue_port;
 	struct cli_u32 interval; /* neighd: ms between rounds */
+	bool fib_only;		 /* neighd: no next-hop records */
 	bool chain;		 /* attach: into the interface's chain */
 	struct cli_u32 slot;	 /* attach --chain, chain add/del */
 	const char *obj;	 /* chain add: OBJ[:PROG] */

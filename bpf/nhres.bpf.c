@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The next hop of a routed node exactly as the director's bpf_fib_lookup
+ * finds it (egress interface, both MACs, the MTU it checks, the gateway),
+ * for the control plane: user/lib/nexthop.c runs this through
+ * bpf_prog_test_run with the director's ingress interface as the frame's
+ * and stores the answer in the node's rm_nexthops record. Asking the
+ * kernel through the same helper, rather than reading routes, neighbours
+ * and links over netlink, keeps its rules (which MTU counts for
+ * forwarded packets, which neighbour states are usable) in one place.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+/* in: the lookup the data plane would make; out: the helper's answer */
+struct bpf_fib_lookup nh_fib;
+int nh_rc;
+
+SEC("xdp")
+int rm_nh_resolve(struct xdp_md *ctx)
+{
+	nh_rc = bpf_fib_lookup(ctx, &nh_fib, sizeof(nh_fib), 0);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";
