@@ -49,11 +49,11 @@
  * way, an empty one, else the oldest), and an entry is honoured only
  * while its tag is in its set. So "no tag in the set" proves "no entry
  * honoured", and the SYN skips the table; a tag that is there (the
- * tuple's, or another flow's with the same set and tag: about 1 in 30
- * with half-full sets) costs the exact lookup and delete as before. The
+ * tuple's, or another flow's with the same set and tag: 1 in 32 with
+ * half-full sets) costs the exact lookup and delete as before. The
  * reused-tuple guarantee is exact either way. What it costs: a table hit
  * also reads the set (in cache more often than the table); a set whose
- * eight ways hold younger flows than an idle one's replaces the idle
+ * sixteen ways hold younger flows than an idle one's replaces the idle
  * one, which then loses its entry like an LRU eviction (two ways per
  * table entry keep that rare); tags of entries the LRU evicted stay until
  * replaced (a false "maybe", never a false "no").

@@ -475,14 +475,15 @@ struct rm_conn {
  * rm_conn.h the hash): per set of RM_CONN_WAYS ways, an 8-bit tag and an
  * age of each flow with an entry. An entry is honoured only while its
  * flow's tag is in its set, so a SYN that finds no tag there knows,
- * without a table lookup, that its tuple has no entry to forget. One
- * cache line holds four sets, the index an eighth of the tables' memory:
- * it stays in cache where the tables' buckets do not. Element 0's first 8
+ * without a table lookup, that its tuple has no entry to forget. A set
+ * is half a cache line, the index a twelfth of rm_conns' memory (4 bytes
+ * per entry against 48 of buckets and elements): it stays in cache where
+ * the table does not. Element 0's first 8
  * bytes are the hash key (0: not drawn yet; the data plane draws it).
  * The loader sizes it with the tables: RM_CONN_IDX_ENTRIES(rm_conns'
  * max_entries), two ways per table entry, shared by both families. */
-#define RM_CONN_WAYS 8
-#define RM_CONN_IDX_ENTRIES(conn_entries) ((conn_entries) / 4 + 1)
+#define RM_CONN_WAYS 16
+#define RM_CONN_IDX_ENTRIES(conn_entries) ((conn_entries) / 8 + 1)
 struct rm_conn_set {
 	__u16 way[RM_CONN_WAYS]; /* host; 0: empty, else tag | age << 8 */
 };

@@ -228,59 +228,13 @@ static inline int dp_conn_get(const struct dp_fx *fx, const struct rm_flow *f,
 	return bpf_map_lookup_elem(fd, &k, c) ? -errno : 0;
 }
 
-/* f's set in the presence index (rm_conn_idx), read into *set, and its
- * tag: the set's index, or -errno. Draws the index's key if the data
- * plane has not yet, as it would. */
-static inline long dp_conn_idx_set(const struct dp_fx *fx,
-				   const struct rm_flow *f,
-				   struct rm_conn_set *set, __u16 *tag)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), i = 0;
-	struct rm_conn_set k0;
-	__u64 key, h;
-
-	if (bpf_obj_get_info_by_fd(fx->conn_idx, &info, &len) ||
-	    bpf_map_lookup_elem(fx->conn_idx, &i, &k0))
-		return -errno;
-	memcpy(&key, &k0, sizeof(key));
-	if (!key) {
-		key = ((__u64)rand() << 33 ^ (__u64)rand() << 11 ^ rand()) | 1;
-		memcpy(&k0, &key, sizeof(key));
-		if (bpf_map_update_elem(fx->conn_idx, &i, &k0, BPF_ANY))
-			return -errno;
-	}
-	h = rm_conn_idx_hash(f, key);
-	*tag = rm_conn_idx_tag(h);
-	i = rm_conn_idx_set(h, info.max_entries - 1);
-	if (bpf_map_lookup_elem(fx->conn_idx, &i, set))
-		return -errno;
-	return i;
-}
-
-/* Put f's tag into its set (age of last_ns), as a write by the data
- * plane does. */
-static inline int dp_conn_tag(const struct dp_fx *fx, const struct rm_flow *f,
-			      __u64 last_ns)
-{
-	struct rm_conn_set set;
-	__u16 tag = 0, age = rm_conn_idx_age(last_ns);
-	long i = dp_conn_idx_set(fx, f, &set, &tag);
-	__u32 key = (__u32)i;
-
-	if (i < 0)
-		return (int)i;
-	set.way[rm_conn_idx_pick(&set, tag, age)] = tag | age << 8;
-	return bpf_map_update_elem(fx->conn_idx, &key, &set, BPF_ANY) ? -errno
-								      : 0;
-}
-
 /* An entry as the data plane writes it: the tag, then the entry. */
 static inline int dp_conn_put(const struct dp_fx *fx, const struct rm_flow *f,
 			      const struct rm_conn *c)
 {
 	struct rm_flow k;
-	int fd = dp_conn_key(fx, f, &k), err = dp_conn_tag(fx, f, c->last_ns);
+	int fd = dp_conn_key(fx, f, &k),
+	    err = rm_conn_idx_put(fx->conn_idx, f, c->last_ns);
 
 	if (err)
 		return err;
@@ -322,7 +276,7 @@ static inline int dp_conns_clear(const struct dp_fx *fx)
 		if (errno != ENOENT)
 			return -errno;
 	}
-	return 0;
+	return rm_conn_idx_clear(fx->conn_idx);
 }
 
 /* The rm_services key of a service. family 4/6; port host order. */

@@ -565,6 +565,9 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_VIP_SLOTS, 4,
 				sizeof(struct rm_vip_slots));
+	if (!err)
+		err = check_map(st, RM_M_CONN_IDX, 4,
+				sizeof(struct rm_conn_set));
 	if (err)
 		goto fail;
 	return 0;
