@@ -203,24 +203,11 @@ static int run_checked(const struct allcpu_env *e, int r, struct worker *ws,
 			return -1;
 		}
 	}
-	for (int c = 0; c < RM_CNT_MAX; c++) {
-		__u64 d = after[c] - before[c], exp;
-
-		if (dir_counter_is_outcome(c))
-			exp = c == want ? runs : 0;
-		else if (c == RM_CNT_CONN_HIT && ac_rows[r].path != AC_NOTSVC)
-			exp = ac_rows[r].path == AC_HIT ? runs : 0;
-		else
-			continue;
-		if (d != exp) {
-			snprintf(why, wlen,
-				 "counter %s moved %llu, expected %llu",
-				 dir_counter_name(c), (unsigned long long)d,
-				 (unsigned long long)exp);
-			return -1;
-		}
-	}
-	return 0;
+	return dir_counters_moved(before, after, want, runs,
+				  ac_rows[r].path == AC_HIT	 ? (long long)runs
+				  : ac_rows[r].path == AC_SEARCH ? 0
+								 : -1,
+				  why, wlen);
 }
 
 /* Table-hit rows: each thread's flows into the table from its own CPU

@@ -255,26 +255,11 @@ static int check_counters(const struct row *row, const __u64 *before,
 	int want =
 	    row->path == P_NOTSVC ? RM_CNT_PASS_NOT_SERVICE : RM_CNT_FWD_TX;
 
-	for (int i = 0; i < RM_CNT_MAX; i++) {
-		__u64 d = after[i] - before[i], exp;
-
-		if (dir_counter_is_outcome(i))
-			exp = i == want ? runs : 0;
-		else if (i == RM_CNT_CONN_HIT && row->path == P_HIT)
-			exp = runs;
-		else if (i == RM_CNT_CONN_HIT && row->path == P_SEARCH)
-			exp = 0;
-		else
-			continue;
-		if (d != exp) {
-			snprintf(why, wlen,
-				 "counter %s moved %llu, expected %llu",
-				 dir_counter_name(i), (unsigned long long)d,
-				 (unsigned long long)exp);
-			return -1;
-		}
-	}
-	return 0;
+	return dir_counters_moved(before, after, want, runs,
+				  row->path == P_HIT	  ? (long long)runs
+				  : row->path == P_SEARCH ? 0
+							  : -1,
+				  why, wlen);
 }
 
 static int set_next(struct kctx *k, int fd)
