@@ -12,8 +12,10 @@
  *       An entry left by an earlier connection on the same 5-tuple is
  *       deleted (rm_conn_forget): a client reusing its port after a ring
  *       change moved the tuple would otherwise get its SYN to the ring
- *       owner and its ACK to the old node, and a reset. The lookup before
- *       the delete is lockless, so random-tuple SYNs cost one miss.
+ *       owner and its ACK to the old node, and a reset. The SYN asks the
+ *       presence index first (below) and looks the table up only when
+ *       its tuple's tag is there: a new tuple's SYN reads one cache line
+ *       of the index instead of missing in the table's buckets.
  *   TCP SYN, 3-tuple service
  *       looks up, never writes: one entry (ports zero) covers every
  *       connection of the client, so a SYN sent by the ring to another
@@ -41,6 +43,20 @@
  * entries never expire by age: the table does not follow FIN/RST, and
  * the LRU evicts entries nobody uses. IPv4 flows live in rm_conns under a
  * 16-byte key, IPv6 flows in rm_conns6 (maps.h).
+ *
+ * The presence index (rm_conn_idx, rm_common.h): every entry write puts
+ * the flow's 8-bit tag into its set of RM_CONN_WAYS ways (the flow's own
+ * way, an empty one, else the oldest), and an entry is honoured only
+ * while its tag is in its set. So "no tag in the set" proves "no entry
+ * honoured", and the SYN skips the table; a tag that is there (the
+ * tuple's, or another flow's with the same set and tag: 1 in 32 with
+ * half-full sets) costs the exact lookup and delete as before. The
+ * reused-tuple guarantee is exact either way. What it costs: a table hit
+ * also reads the set (in cache more often than the table); a set whose
+ * sixteen ways hold younger flows than an idle one's replaces the idle
+ * one, which then loses its entry like an LRU eviction (two ways per
+ * table entry keep that rare); tags of entries the LRU evicted stay until
+ * replaced (a false "maybe", never a false "no").
  *
  * Known cost of inserting nothing on a SYN: a ring change that falls
  * between a connection's SYN and its ACK, and moves its tuple, sends the
@@ -79,6 +95,45 @@
  * setup of an unused one, and the verifier, which checks calls against
  * the BTF signature, then rejects the call. */
 
+/* rm_conn_idx's max_entries, read from the map itself (CO-RE): the
+ * loader sizes the index with the tables at run time. */
+struct bpf_map___rm_idx {
+	__u32 max_entries;
+} __attribute__((preserve_access_index));
+
+/* The flow's set in the presence index and its tag, or NULL if the index
+ * has no set for it (an index of one element: every lookup then goes to
+ * the table, as without an index). The first packet after the index is
+ * made draws its key; two CPUs drawing at once leave one key, and the
+ * entries written under the other lose their tags: rewritten by their
+ * next packet. */
+static __always_inline struct rm_conn_set *
+rm_conn_idx_of(const struct rm_flow *flow, __u16 *tag)
+{
+	__u32 i = 0, n = ((struct bpf_map___rm_idx *)&rm_conn_idx)->max_entries;
+	struct rm_conn_set *s;
+	__u64 key, h;
+
+#ifdef RM_CONN_IDX_OFF
+	/* the design before the index, for ringbench's same-round
+	 * comparison (the Makefile's ringmaster-noidx.bpf.o) */
+	return NULL;
+#endif
+	s = bpf_map_lookup_elem(&rm_conn_idx, &i);
+	if (!s || n < 2)
+		return NULL;
+	key = *(__u64 *)s;
+	if (!key) {
+		key = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32() |
+		      1;
+		*(__u64 *)s = key;
+	}
+	h = rm_conn_idx_hash(flow, key);
+	*tag = rm_conn_idx_tag(h);
+	i = rm_conn_idx_set(h, n - 1);
+	return bpf_map_lookup_elem(&rm_conn_idx, &i);
+}
+
 enum rm_conn_res {
 	RM_CONN_NONE = 0, /* not looked up (SYN of a 5-tuple service) */
 	RM_CONN_HIT,	  /* valid entry: its node in *node_id */
@@ -112,9 +167,12 @@ __noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
 {
 	__u64 now, last, every = RM_CONN_REFRESH_NS, timeout;
 	struct rm_conn_key4 k4;
+	struct rm_conn_set *set;
 	struct rm_node *node;
 	struct rm_conn *e;
 	__u32 id, gen;
+	__u16 tag = 0;
+	int way;
 
 	if (!flow || !node_id)
 		return RM_CONN_NONE;
@@ -129,8 +187,10 @@ __noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
 	last = e->last_ns;
 	node = bpf_map_lookup_elem(&rm_nodes, &id);
 	now = rm_conn_now();
-	if (!rm_conn_valid_at(node, gen, flow->proto, last, now,
-			      udp_timeout_s)) {
+	set = rm_conn_idx_of(flow, &tag);
+	way = set ? rm_conn_idx_find(set, tag) : 0;
+	if (way < 0 || !rm_conn_valid_at(node, gen, flow->proto, last, now,
+					 udp_timeout_s)) {
 		rm_count(RM_CNT_CONN_STALE);
 		return RM_CONN_STALE;
 	}
@@ -139,8 +199,13 @@ __noinline int rm_conn_lookup(const struct rm_flow *flow, __u32 udp_timeout_s,
 		if (timeout / 2 < every)
 			every = timeout / 2;
 	}
-	if (refresh && (__s64)(now - last) > (__s64)every)
+	if (refresh && (__s64)(now - last) > (__s64)every) {
 		e->last_ns = now;
+		/* the way's age too: a set that must replace one replaces
+		 * the flow idle the longest */
+		if (set && way < RM_CONN_WAYS)
+			set->way[way] = tag | rm_conn_idx_age(now) << 8;
+	}
 	*node_id = id;
 	rm_count(RM_CNT_CONN_HIT);
 	return RM_CONN_HIT;
@@ -183,6 +248,13 @@ static __always_inline int rm_conn_token(__u64 now, __u32 rate)
 static __always_inline void rm_conn_forget(const struct rm_flow *flow)
 {
 	struct rm_conn_key4 k4;
+	struct rm_conn_set *set;
+	__u16 tag = 0;
+
+	/* no tag: no entry of this tuple is honoured, nothing to forget */
+	set = rm_conn_idx_of(flow, &tag);
+	if (set && rm_conn_idx_find(set, tag) < 0)
+		return;
 
 	if (flow->family == RM_FAMILY_V6) {
 		if (bpf_map_lookup_elem(&rm_conns6, flow))
@@ -204,7 +276,10 @@ __noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
 {
 	struct rm_conn v = {.node = node_id, .gen = gen};
 	struct rm_conn_key4 k4;
+	struct rm_conn_set *set;
+	__u16 tag = 0, age;
 	long err;
+	int way;
 
 	if (!flow)
 		return -1;
@@ -212,6 +287,14 @@ __noinline int rm_conn_remember(const struct rm_flow *flow, __u32 node_id,
 	if (rate && !rm_conn_token(v.last_ns, rate)) {
 		rm_count(RM_CNT_CONN_INSERT_LIMITED);
 		return -1;
+	}
+	/* the tag before the entry: an entry is honoured only with it */
+	set = rm_conn_idx_of(flow, &tag);
+	if (set) {
+		age = rm_conn_idx_age(v.last_ns);
+		way = rm_conn_idx_pick(set, tag, age);
+		if (way >= 0 && way < RM_CONN_WAYS)
+			set->way[way] = tag | age << 8;
 	}
 	/* a whole-element update, not a write through the lookup's pointer:
 	 * a reader on another CPU sees the old (node, gen) or the new one,

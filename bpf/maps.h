@@ -145,6 +145,16 @@ struct {
 	__type(value, struct rm_conn);
 } rm_conns6 SEC(".maps");
 
+/* The tables' presence index (rm_common.h, conntrack.h): element 0 the
+ * hash key, then sets. The loader sizes it with the tables
+ * (RM_CONN_IDX_ENTRIES); the data plane reads max_entries itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RM_CONN_IDX_ENTRIES(RM_DEFAULT_CONN_ENTRIES));
+	__type(key, __u32);
+	__type(value, struct rm_conn_set);
+} rm_conn_idx SEC(".maps");
+
 /* Per-CPU token bucket bounding rm_conns writes (conntrack.h). Private to
  * the data plane: userspace only sets the rate, in rm_config. */
 struct rm_conn_bucket {

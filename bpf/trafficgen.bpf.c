@@ -19,6 +19,8 @@
  *             and tail-calls the program in tg_next[0]. The kernel repeats
  *             one buffer, so without this a benchmark would measure one
  *             flow's cache lines only.
+ *   tg_mix_cpu tg_mix with a sequence per CPU (tg_cpu_seq): the all-CPU
+ *             bench runs it on every CPU at once.
  *   tg_ret_tx returns XDP_TX: tail-call target to measure tg_mix alone.
  *   tg_unencap front end for bpf_prog_test_run of encapsulating programs:
  *             the kernel repeats a program on one buffer, so each run
@@ -150,8 +152,9 @@ int tg_udp(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
-SEC("xdp")
-int tg_mix(struct xdp_md *ctx)
+/* Give the frame source port tg_mix_base + (seq & tg_mix_mask) and
+ * tail-call tg_next[0]. */
+static __always_inline int tg_mix_to(struct xdp_md *ctx, __u64 seq)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -165,8 +168,7 @@ int tg_mix(struct xdp_md *ctx)
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5)
 		return XDP_ABORTED;
 	l4 = iph + 1;
-	port =
-	    bpf_htons((__u16)(tg_mix_base + ((__u32)tg_seq++ & tg_mix_mask)));
+	port = bpf_htons((__u16)(tg_mix_base + ((__u32)seq & tg_mix_mask)));
 	if (iph->protocol == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 
@@ -184,6 +186,32 @@ int tg_mix(struct xdp_md *ctx)
 	}
 	bpf_tail_call(ctx, &tg_next, 0);
 	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int tg_mix(struct xdp_md *ctx)
+{
+	return tg_mix_to(ctx, tg_seq++);
+}
+
+/* tg_mix_cpu's sequence: one per CPU, so CPUs running it at once share
+ * no written cache line (tg_seq would be one). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tg_cpu_seq SEC(".maps");
+
+SEC("xdp")
+int tg_mix_cpu(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	__u64 *seq = bpf_map_lookup_elem(&tg_cpu_seq, &zero);
+
+	if (!seq)
+		return XDP_ABORTED;
+	return tg_mix_to(ctx, (*seq)++);
 }
 
 /* Created small unless the loader reuses the director's rm_conns (it

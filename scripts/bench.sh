@@ -6,7 +6,10 @@
 #
 #   search   userspace ring search, random keys, 1k..1M entries
 #   quality  ring balance and movement, beside Maglev and modulo hashing
-#   kernel   per-packet cost, bpf_prog_test_run, director vs baseline
+#   kernel   per-packet cost, bpf_prog_test_run, director vs baseline;
+#            new flows vs the design before the presence index
+#            (BUILD/ringmaster-noidx.bpf.o) in the same rounds; the rows
+#            on every CPU at once (scaling efficiency)
 #   encap    per-packet cost of each forwarding method (l2, ipip, gue)
 #   decap    per-packet cost of the node-side decapsulator: plain GUE
 #            beside the second-chance decisions (kept, delivered, forwarded)
@@ -101,7 +104,10 @@ want quality && run_part quality quality
 
 if want kernel; then
 	if [ $is_root -eq 1 ]; then
-		run_part kernel kernel
+		ref=()
+		[ -f "$build/ringmaster-noidx.bpf.o" ] &&
+			ref=(--reference "$build/ringmaster-noidx.bpf.o")
+		run_part kernel "${ref[@]}" kernel
 	else
 		skip_part kernel "needs root (bpf_prog_test_run)"
 	fi

@@ -98,7 +98,8 @@
 	X(CONNS6, rm_conns6)                                               \
 	X(VIP_SLOTS, rm_vip_slots)                                         \
 	X(RINGS_OLD, rm_rings_old)                                         \
-	X(NEXTHOPS, rm_nexthops)
+	X(NEXTHOPS, rm_nexthops)                                           \
+	X(CONN_IDX, rm_conn_idx)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- the chain: sharing an interface with other XDP programs ---------- */
@@ -468,6 +469,24 @@ struct rm_conn {
 	__u32 node;    /* host; rm_nodes slot */
 	__u32 gen;     /* host; rm_nodes[node].gen when remembered */
 	__u64 last_ns; /* host; CLOCK_MONOTONIC_COARSE of the last refresh */
+};
+
+/* ---- rm_conn_idx: ARRAY, [0] the hash key, [1..n] rm_conn_set -------- */
+/* The connection tables' presence index (bpf/conntrack.h has the rules,
+ * rm_conn.h the hash): per set of RM_CONN_WAYS ways, an 8-bit tag and an
+ * age of each flow with an entry. An entry is honoured only while its
+ * flow's tag is in its set, so a SYN that finds no tag there knows,
+ * without a table lookup, that its tuple has no entry to forget. A set
+ * is half a cache line, the index a twelfth of rm_conns' memory (4 bytes
+ * per entry against 48 of buckets and elements): it stays in cache where
+ * the table does not. Element 0's first 8
+ * bytes are the hash key (0: not drawn yet; the data plane draws it).
+ * The loader sizes it with the tables: RM_CONN_IDX_ENTRIES(rm_conns'
+ * max_entries), two ways per table entry, shared by both families. */
+#define RM_CONN_WAYS 16
+#define RM_CONN_IDX_ENTRIES(conn_entries) ((conn_entries) / 8 + 1)
+struct rm_conn_set {
+	__u16 way[RM_CONN_WAYS]; /* host; 0: empty, else tag | age << 8 */
 };
 
 /* ---- rm_counters: PERCPU_ARRAY [RM_CNT_MAX] of __u64 ---------------- */

@@ -53,4 +53,92 @@ RM_INLINE int rm_conn_valid_at(const struct rm_node *n, __u32 gen, __u8 proto,
 		   (__s64)rm_conn_udp_timeout_ns(udp_timeout_s);
 }
 
+/* ---- the presence index (rm_conn_idx) -------------------------------- */
+/* Ages count in units of 2^32 ns (4.3 s), 8 bits: a way's age only picks
+ * which way an insert into a full set replaces (the oldest), and wraps
+ * after 18 minutes, when a long-idle way may pass for a young one. */
+#define RM_CONN_IDX_AGE_SHIFT 32
+
+/* The flow's index hash under the index's key: a multiply-xorshift mix
+ * (murmur3's finaliser), not SipHash: a table hit computes it too, and
+ * it only has to be unpredictable enough that nobody can fill a chosen
+ * set without the key. */
+RM_INLINE __u64 rm_conn_idx_hash(const struct rm_flow *f, __u64 key)
+{
+	__u64 h = key ^ ((__u64)f->src[0] << 32 | f->dst[0]);
+	int i;
+
+	h *= 0x9e3779b97f4a7c15ULL;
+	if (f->family == RM_FAMILY_V6)
+		for (i = 1; i < 4; i++) {
+			h ^= h >> 29;
+			h ^= (__u64)f->src[i] << 32 | f->dst[i];
+			h *= 0x9e3779b97f4a7c15ULL;
+		}
+	h ^= h >> 29;
+	h ^= (__u64)f->sport << 48 | (__u64)f->dport << 32 | f->proto;
+	h ^= key >> 17;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Set (1..nsets) of a hash: the low 32 bits scaled to nsets, so any
+ * number of sets works without a division. */
+RM_INLINE __u32 rm_conn_idx_set(__u64 h, __u32 nsets)
+{
+	return 1 + (__u32)(((h & 0xffffffffULL) * nsets) >> 32);
+}
+
+/* Tag of a hash: 8 bits from the half the set did not use, never 0. */
+RM_INLINE __u16 rm_conn_idx_tag(__u64 h)
+{
+	__u16 t = (h >> 40) & 0xff;
+
+	return t ? t : 1;
+}
+
+RM_INLINE __u16 rm_conn_idx_age(__u64 now_ns)
+{
+	return (now_ns >> RM_CONN_IDX_AGE_SHIFT) & 0xff;
+}
+
+/* The way of set s holding tag, or -1. */
+RM_INLINE int rm_conn_idx_find(const struct rm_conn_set *s, __u16 tag)
+{
+	int i;
+
+	for (i = 0; i < RM_CONN_WAYS; i++)
+		if ((s->way[i] & 0xff) == tag)
+			return i;
+	return -1;
+}
+
+/* The way an insert of tag at age writes: the tag's own, else an empty
+ * one, else the oldest. */
+RM_INLINE int rm_conn_idx_pick(const struct rm_conn_set *s, __u16 tag,
+			       __u16 age)
+{
+	int i, empty = -1, pick = 0;
+	__u8 oldest = 0, a;
+
+	for (i = 0; i < RM_CONN_WAYS; i++) {
+		if (s->way[i] && (s->way[i] & 0xff) == tag)
+			return i;
+		if (!s->way[i]) {
+			if (empty < 0)
+				empty = i;
+			continue;
+		}
+		a = (__u8)(age - (s->way[i] >> 8));
+		if (a > oldest) {
+			oldest = a;
+			pick = i;
+		}
+	}
+	return empty >= 0 ? empty : pick;
+}
+
 #endif /* RM_CONN_H */

@@ -23,6 +23,7 @@ struct bench_opts {
 	const char *targets_path; /* --targets FILE: TSV verdicts, appended */
 	int rounds;		  /* --rounds N: interleaved rounds, >= 5 */
 	bool quick;		  /* --quick: smaller sizes, for smoke runs */
+	const char *reference;	  /* --reference OBJ: kernel's old design */
 	int argc;		  /* arguments after the options */
 	char **argv;
 };

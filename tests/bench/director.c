@@ -50,6 +50,29 @@ bool dir_counter_is_outcome(int id)
 	return rm_counter_is_outcome(id);
 }
 
+int dir_counters_moved(const __u64 *before, const __u64 *after, int want,
+		       __u64 runs, long long hits, char *why, size_t wlen)
+{
+	for (int i = 0; i < RM_CNT_MAX; i++) {
+		__u64 d = after[i] - before[i], exp;
+
+		if (dir_counter_is_outcome(i))
+			exp = i == want ? runs : 0;
+		else if (i == RM_CNT_CONN_HIT && hits >= 0)
+			exp = (__u64)hits;
+		else
+			continue;
+		if (d != exp) {
+			snprintf(why, wlen,
+				 "counter %s moved %llu, expected %llu",
+				 dir_counter_name(i), (unsigned long long)d,
+				 (unsigned long long)exp);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int dir_open(struct director *d)
 {
 	struct bpf_map *m;

@@ -52,6 +52,11 @@ int dir_counters(struct director *d, __u64 out[RM_CNT_MAX]);
 const char *dir_counter_name(int id);
 /* Is this counter an outcome (exactly one per packet)? */
 bool dir_counter_is_outcome(int id);
+/* Did runs packets move the counters from before to after as one path
+ * does: outcome `want` by runs and every other outcome by 0, and conn-hit
+ * by hits (unless hits < 0: not judged)? 0, or -1 with why. */
+int dir_counters_moved(const __u64 *before, const __u64 *after, int want,
+		       __u64 runs, long long hits, char *why, size_t wlen);
 
 /* Node MACs of the test_run benchmarks: 02:52:4d:01:hi:lo. */
 void bench_node_mac(__u32 id, __u8 mac[6]);

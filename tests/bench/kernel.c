@@ -60,9 +60,11 @@
 #include "baseline.skel.h"
 #include "trafficgen.skel.h"
 #include "root.skel.h"
+#include "allcpu.h"
 #include "bench.h"
 #include "director.h"
 #include "ringfix.h"
+#include "state.h"
 
 #define KB_REPEAT 1000000u
 #define KB_MAX_ROUNDS 101
@@ -123,24 +125,31 @@ struct kctx {
 	 * built director's maps, measured against it in the same rounds */
 	struct bpf_object *cand;
 	int cand_fd;
+	/* --reference OBJ: the data plane before a change (the Makefile's
+	 * ringmaster-noidx.bpf.o), measured beside the director on the 64k
+	 * ring's new flows: the reference of the new-flow target */
+	struct bpf_object *ref;
+	int ref_fd;
 };
 
-/* Load the candidate object on the director's maps (a map the director
- * does not have is the candidate's own). */
-static int cand_open(struct kctx *k, const char *path)
+/* Load a data plane object (WHAT: "candidate", "reference") on the
+ * director's maps (a map the director does not have is the object's
+ * own): its rm_xdp in *fd. */
+static int obj_on_director(struct kctx *k, const char *path, const char *what,
+			   struct bpf_object **obj, int *fd)
 {
 	struct bpf_program *prog;
 	struct bpf_map *m;
 	int err;
 
-	k->cand = bpf_object__open_file(path, NULL);
-	if (!k->cand) {
+	*obj = bpf_object__open_file(path, NULL);
+	if (!*obj) {
 		err = -errno;
-		fprintf(stderr, "kernel: opening the candidate %s: %s\n", path,
+		fprintf(stderr, "kernel: opening the %s %s: %s\n", what, path,
 			strerror(-err));
 		return err;
 	}
-	bpf_object__for_each_map(m, k->cand)
+	bpf_object__for_each_map(m, *obj)
 	{
 		struct bpf_map *mine;
 
@@ -153,26 +162,26 @@ static int cand_open(struct kctx *k, const char *path)
 		err = bpf_map__reuse_fd(m, bpf_map__fd(mine));
 		if (err) {
 			fprintf(stderr,
-				"kernel: the candidate's map %s cannot take "
+				"kernel: the %s's map %s cannot take "
 				"the director's: %s\n",
-				bpf_map__name(m), strerror(-err));
+				what, bpf_map__name(m), strerror(-err));
 			return err;
 		}
 	}
-	prog = bpf_object__find_program_by_name(k->cand, "rm_xdp");
+	prog = bpf_object__find_program_by_name(*obj, "rm_xdp");
 	if (!prog) {
 		fprintf(stderr, "kernel: %s has no program rm_xdp\n", path);
 		return -ENOENT;
 	}
-	err = bpf_object__load(k->cand);
+	err = bpf_object__load(*obj);
 	if (err) {
 		fprintf(stderr,
-			"kernel: loading the candidate: %s (libbpf's "
+			"kernel: loading the %s: %s (libbpf's "
 			"log above says why)\n",
-			strerror(-err));
+			what, strerror(-err));
 		return err;
 	}
-	k->cand_fd = bpf_program__fd(prog);
+	*fd = bpf_program__fd(prog);
 	return 0;
 }
 
@@ -246,26 +255,11 @@ static int check_counters(const struct row *row, const __u64 *before,
 	int want =
 	    row->path == P_NOTSVC ? RM_CNT_PASS_NOT_SERVICE : RM_CNT_FWD_TX;
 
-	for (int i = 0; i < RM_CNT_MAX; i++) {
-		__u64 d = after[i] - before[i], exp;
-
-		if (dir_counter_is_outcome(i))
-			exp = i == want ? runs : 0;
-		else if (i == RM_CNT_CONN_HIT && row->path == P_HIT)
-			exp = runs;
-		else if (i == RM_CNT_CONN_HIT && row->path == P_SEARCH)
-			exp = 0;
-		else
-			continue;
-		if (d != exp) {
-			snprintf(why, wlen,
-				 "counter %s moved %llu, expected %llu",
-				 dir_counter_name(i), (unsigned long long)d,
-				 (unsigned long long)exp);
-			return -1;
-		}
-	}
-	return 0;
+	return dir_counters_moved(before, after, want, runs,
+				  row->path == P_HIT	  ? (long long)runs
+				  : row->path == P_SEARCH ? 0
+							  : -1,
+				  why, wlen);
 }
 
 static int set_next(struct kctx *k, int fd)
@@ -432,7 +426,8 @@ static void row_init(struct kctx *k, struct row *row, const char *name,
 /* Empty the connection table: entries outlive a ring swap (that is what
  * they are for), so the next ring's rows would see the last ring's
  * owners. Keys are collected first: deleting while walking would make
- * every walk restart from the first bucket. */
+ * every walk restart from the first bucket. The presence index too: the
+ * old flows' tags would share its sets with the next rows' flows. */
 static int conns_clear(struct kctx *k)
 {
 	struct bpf_map_info info = {};
@@ -442,6 +437,9 @@ static int conns_clear(struct kctx *k)
 
 	if (k->d.conns_fd < 0)
 		return 0;
+	err = rm_conn_idx_clear(bpf_map__fd(k->d.skel->maps.rm_conn_idx));
+	if (err)
+		return err;
 	if (bpf_obj_get_info_by_fd(k->d.conns_fd, &info, &len))
 		return -errno;
 	keys = malloc((size_t)info.max_entries * info.key_size);
@@ -825,38 +823,68 @@ static int read_int_file(const char *path)
 	return v;
 }
 
-/* A row against a ratio target: met, missed, or n/a with the reason. */
-static void row_target(const struct bench_opts *o, const char *name,
-		       const struct row *row, double max)
-{
-	char want[32], meas[160];
+/* Issue 23's targets of this part, in one block: 65,536 new flows at the
+ * 64k ring at most KB_NEW_FLOWS_MAX of the data plane before the presence
+ * index (bpf/conntrack.h), measured in the same rounds when ringbench
+ * has --reference (make bench gives it build/ringmaster-noidx.bpf.o);
+ * then the 1M ring against the 64k one; then every CPU at once, each row
+ * at least 0.9 as fast per CPU as alone (allcpu.c). Issue 16's ratios to
+ * the baseline program are retired: on these VMs that program costs 6-8
+ * ns, so ratios to it measured the harness. */
+#define KB_NEW_FLOWS_MAX 0.8
+/* Without --reference: issue 23's figure for this row before the index,
+ * `make bench` on the 2-vCPU AMD EPYC VM (about 100 ns). A figure of
+ * another run in another minute: the same-round reference is the one
+ * to trust. */
+#define KB_NEW_FLOWS_REF_NS 100.0
 
-	snprintf(want, sizeof(want), "<= %.1fx baseline", max);
-	if (!row || row->status[0]) {
-		bench_target(o, name, want, row ? row->status : "not run",
-			     "n/a", "");
+static void new_flows_target(const struct bench_opts *o, const char *ring,
+			     const struct row *k64, const struct row *ref)
+{
+	char name[96], want[64], meas[160], note[200];
+	double r;
+
+	snprintf(name, sizeof(name),
+		 "65,536 new flows at %s vs the design before the presence "
+		 "index",
+		 ring[0] ? ring : "64k");
+
+	snprintf(want, sizeof(want), "<= %.1fx", KB_NEW_FLOWS_MAX);
+	if (ref && !ref->status[0]) {
+		snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)",
+			 ref->ratio, ref->st[1].med, ref->st[0].med);
+		snprintf(note, sizeof(note),
+			 "same rounds; per round %.2f-%.2fx; baseline %.0f ns",
+			 ref->ratio_rounds.min, ref->ratio_rounds.max,
+			 ref->st[2].med);
+		bench_target(o, name, want, meas,
+			     ref->ratio <= KB_NEW_FLOWS_MAX ? "met" : "missed",
+			     note);
 		return;
 	}
-	snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)", row->ratio,
-		 row->st[1].med, row->st[0].med);
-	bench_target(o, name, want, meas, row->ratio <= max ? "met" : "missed",
-		     "");
+	if (!k64 || !k64->path_name || k64->status[0]) {
+		bench_target(o, name, want,
+			     ref ? ref->status
+				 : (k64 && k64->path_name ? k64->status
+							   : "not run"),
+			     "n/a", o->quick ? "--quick run" : "");
+		return;
+	}
+	r = k64->st[1].med / KB_NEW_FLOWS_REF_NS;
+	snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)", r,
+		 k64->st[1].med, KB_NEW_FLOWS_REF_NS);
+	bench_target(o, name, want, meas, r <= KB_NEW_FLOWS_MAX ? "met" : "missed",
+		     "no --reference: against issue 23's figure (another "
+		     "run, another minute)");
 }
 
-/* The targets, at the 64k ring (rows as cmd_kernel measured them: one
- * flow and 65,536 flows on the SYN and ACK paths), and the 1M ring's
- * 65,536 new flows against the 64k ring's, director against director. */
-static void kernel_targets(const struct bench_opts *o, const struct row *k64,
-			   const struct row *big_new, const struct row *pair)
+/* The 1M ring's 65,536 new flows against the 64k ring's, director
+ * against director. */
+static void ring_pair_target(const struct bench_opts *o, const struct row *k64,
+			     const struct row *big_new, const struct row *pair)
 {
 	char meas[160], note[160];
 
-	if (!k64[0].path_name)
-		return;
-	row_target(o, "ring-search path at 64k, one flow", &k64[0], 3.0);
-	row_target(o, "connection-table hit at 64k, one flow", &k64[2], 3.0);
-	row_target(o, "65,536 new flows at 64k", &k64[1], 5.0);
-	row_target(o, "65,536 established flows at 64k", &k64[3], 6.0);
 	if (pair && !pair->status[0]) {
 		snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)",
 			 pair->ratio, pair->st[1].med, pair->st[0].med);
@@ -870,22 +898,98 @@ static void kernel_targets(const struct bench_opts *o, const struct row *k64,
 			     pair->ratio <= 1.3 ? "met" : "missed", note);
 		return;
 	}
-	if (!big_new || big_new->status[0] || k64[1].status[0]) {
+	if (!big_new || big_new->status[0] || !k64->path_name ||
+	    k64->status[0]) {
 		bench_target(o, "1M-entry ring vs 64k, 65,536 new flows",
 			     "<= 1.3x", big_new ? big_new->status : "not run",
 			     "n/a", o->quick ? "--quick run" : "");
 		return;
 	}
 	snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)",
-		 big_new->st[1].med / k64[1].st[1].med, big_new->st[1].med,
-		 k64[1].st[1].med);
+		 big_new->st[1].med / k64->st[1].med, big_new->st[1].med,
+		 k64->st[1].med);
 	snprintf(note, sizeof(note),
 		 "director vs director; baseline %.0f vs %.0f ns",
-		 big_new->st[0].med, k64[1].st[0].med);
+		 big_new->st[0].med, k64->st[0].med);
 	bench_target(
 	    o, "1M-entry ring vs 64k, 65,536 new flows", "<= 1.3x", meas,
-	    big_new->st[1].med / k64[1].st[1].med <= 1.3 ? "met" : "missed",
+	    big_new->st[1].med / k64->st[1].med <= 1.3 ? "met" : "missed",
 	    note);
+}
+
+/* The new-flow row with the design before the index in the same rounds:
+ * the reference, the director, the baseline (ratio director /
+ * reference). */
+static void row_init_new_ref(struct kctx *k, struct row *row)
+{
+	struct variant base;
+
+	row_init(k, row, "ring search (TCP SYN)", P_SEARCH, true, BENCH_VIP,
+		 BENCH_TCP_SYN);
+	base = row->var[0];
+	row->var[0] = row->var[1];
+	variant_set(k, &row->var[0], "director before the index", K_DIR, true,
+		    k->ref_fd);
+	row->var[2] = base;
+}
+
+static void print_new_ref(struct rm_json *j, const char *lbl,
+			  const struct row *row)
+{
+	printf("\n### New flows, ring %s, 65,536 flows: the director vs the "
+	       "design before the presence index (--reference), in the same "
+	       "rounds\n\n",
+	       lbl);
+	rm_json_obj_open(j, "new_flows_vs_reference");
+	rm_json_str(j, "ring", lbl);
+	rm_json_str(j, "status", row->status[0] ? row->status : "ok");
+	if (row->status[0]) {
+		printf("%s\n", row->status);
+		rm_json_obj_close(j);
+		return;
+	}
+	printf("| before ns | director ns | director / before | per round | "
+	       "baseline ns |\n|---:|---:|---:|---|---:|\n");
+	printf("| %.0f [%.0f-%.0f] | %.0f [%.0f-%.0f] | %.2fx | %.2f-%.2f | "
+	       "%.0f |\n",
+	       row->st[0].med, row->st[0].min, row->st[0].max, row->st[1].med,
+	       row->st[1].min, row->st[1].max, row->ratio,
+	       row->ratio_rounds.min, row->ratio_rounds.max, row->st[2].med);
+	bench_json_stat(j, "reference_ns", &row->st[0]);
+	bench_json_stat(j, "director_ns", &row->st[1]);
+	bench_json_stat(j, "baseline_ns", &row->st[2]);
+	rm_json_num(j, "ratio", row->ratio);
+	bench_json_stat(j, "ratio_per_round", &row->ratio_rounds);
+	rm_json_obj_close(j);
+}
+
+/* Every CPU at once (allcpu.c) on the ring installed now. The table is
+ * emptied first: the rows before filled this CPU's share of it. */
+static int allcpu_part(struct kctx *k, struct allcpu_row rows[ALLCPU_ROWS])
+{
+	struct allcpu_env e = {
+	    .o = k->o,
+	    .d = &k->d,
+	    .mix_fd = bpf_program__fd(k->tg->progs.tg_mix_cpu),
+	    .seq_fd = bpf_map__fd(k->tg->maps.tg_cpu_seq),
+	    .next_fd = k->tg_next_fd,
+	    .slots = k->slots,
+	    .nslots = k->nslots,
+	    /* a quick run checks the counts, not the speed */
+	    .repeat = k->o->quick ? k->repeat / 10 : k->repeat,
+	    .mix_base = KB_MIX_BASE,
+	    .mix_mask = k->mix_mask,
+	};
+	int err = conns_clear(k);
+
+	if (err) {
+		for (int r = 0; r < ALLCPU_ROWS; r++)
+			snprintf(rows[r].status, sizeof(rows[r].status),
+				 "FAILED: clearing rm_conns: %s",
+				 strerror(-err));
+		return ALLCPU_ROWS;
+	}
+	return allcpu_measure(&e, rows);
 }
 
 int cmd_kernel(const struct bench_opts *o)
@@ -913,6 +1017,10 @@ int cmd_kernel(const struct bench_opts *o)
 	int rc = 1, failed = 0;
 	static struct row chain_rows[2];
 	char chain_lbl[16] = "";
+	static struct row new_ref;
+	static struct allcpu_row ac_res[ALLCPU_ROWS];
+	bool new_ref_done = false;
+	char ac_lbl[16] = "";
 	FILE *jf = NULL;
 	char lbl[16];
 
@@ -934,7 +1042,11 @@ int cmd_kernel(const struct bench_opts *o)
 			strerror(errno));
 		goto out;
 	}
-	if (o->argc == 1 && cand_open(&k, o->argv[0]))
+	if (o->argc == 1 &&
+	    obj_on_director(&k, o->argv[0], "candidate", &k.cand, &k.cand_fd))
+		goto out;
+	if (o->reference && !k.cand &&
+	    obj_on_director(&k, o->reference, "reference", &k.ref, &k.ref_fd))
 		goto out;
 	if (dir_seed(&k.d) || dir_service(&k.d, BENCH_VIP, BENCH_PORT,
 					  IPPROTO_TCP, BENCH_SVC_ID)) {
@@ -1060,6 +1172,20 @@ int cmd_kernel(const struct bench_opts *o)
 			failed += chain_measure(&k, chain_rows);
 			snprintf(chain_lbl, sizeof(chain_lbl), "%s", lbl);
 		}
+		/* at the 64k ring (the last of a quick run): new flows
+		 * against the design before the index, and every CPU at
+		 * once */
+		if (!ac_lbl[0] && !k.cand &&
+		    (br.ring.n == 65536 || (o->quick && s == nsizes - 1))) {
+			if (k.ref) {
+				row_init_new_ref(&k, &new_ref);
+				measure_row(&k, &new_ref);
+				failed += !strncmp(new_ref.status, "FAILED", 6);
+				new_ref_done = true;
+			}
+			failed += allcpu_part(&k, ac_res);
+			snprintf(ac_lbl, sizeof(ac_lbl), "%s", lbl);
+		}
 		if (br.ring.n == RM_MAX_RING_ENTRIES && nrows == 1) {
 			big_new = rows[0];
 			big = &big_new;
@@ -1091,6 +1217,10 @@ int cmd_kernel(const struct bench_opts *o)
 		chain_print(&j, chain_lbl, chain_rows);
 	if (pair_done)
 		print_ring_pair(&j, &pair);
+	if (new_ref_done)
+		print_new_ref(&j, ac_lbl, &new_ref);
+	if (ac_lbl[0])
+		allcpu_print(&j, ac_lbl, ac_res);
 	if (nprobe) {
 		printf("\n### Established flows, 65,536 cycling: the director "
 		       "vs a bare lookup of the same flows in its own table "
@@ -1111,8 +1241,14 @@ int cmd_kernel(const struct bench_opts *o)
 		}
 	}
 
-	if (!k.cand) /* the targets are against the baseline */
-		kernel_targets(o, keep64, big, pair_done ? &pair : NULL);
+	if (!k.cand) {
+		ring_pair_target(o, &keep64[1], big, pair_done ? &pair : NULL);
+		/* issue 23's, one block */
+		new_flows_target(o, ac_lbl, &keep64[1],
+				 new_ref_done ? &new_ref : NULL);
+		if (ac_lbl[0])
+			allcpu_targets(o, ac_res);
+	}
 	rc = failed ? 3 : 0;
 out:
 	if (jf)
@@ -1124,6 +1260,7 @@ out:
 	if (inner1m >= 0)
 		close(inner1m);
 	bpf_object__close(k.cand);
+	bpf_object__close(k.ref);
 	trafficgen_bpf__destroy(k.tg);
 	baseline_bpf__destroy(k.bl);
 	chain_close(&k);

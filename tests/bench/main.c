@@ -10,7 +10,10 @@
  *   ringbench [options] decap     node-side decap, second chance (root)
  *   ringbench [options] live NS   live forwarding in a testbed (root)
  *
- * Options: --json FILE, --targets FILE, --rounds N (>= 5), --quick.
+ * Options: --json FILE, --targets FILE, --rounds N (>= 5), --quick,
+ * --reference OBJ (kernel: the data plane before a change, measured
+ * beside the director on new flows; make bench gives the Makefile's
+ * ringmaster-noidx.bpf.o).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -124,8 +127,8 @@ const char *bench_size_label(__u32 n, char *buf, size_t len)
 static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
-	      "[--quick] search|quality|kernel|encap|control|live|keys|decap "
-	      "[ARGS]\n"
+	      "[--quick] [--reference OBJ] "
+	      "search|quality|kernel|encap|control|live|keys|decap [ARGS]\n"
 	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
 	      "data plane against the built one, same rounds\n",
 	      f);
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 	    {"targets", required_argument, NULL, 't'},
 	    {"rounds", required_argument, NULL, 'r'},
 	    {"quick", no_argument, NULL, 'q'},
+	    {"reference", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
@@ -145,7 +149,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+j:t:r:qh", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+j:t:r:qR:h", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'j':
@@ -164,6 +168,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			o.quick = true;
+			break;
+		case 'R':
+			o.reference = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -3,7 +3,10 @@
 #
 # ringbench's kernel part keeps working: a --quick run measures every row
 # with its own checks (verdict, output bytes, counters, the bare table
-# lookup's hits), and `ringbench kernel CANDIDATE.bpf.o` loads a data plane
+# lookup's hits), the new flows beside the design before the presence
+# index (--reference), and every row on every CPU at once (each thread's
+# verdict and frame, the counters of all CPUs: counts, not speed), and
+# `ringbench kernel CANDIDATE.bpf.o` loads a data plane
 # on the director's maps and measures it against the director (an A/A
 # run: the built object as its own candidate). Timings are printed, never
 # judged: performance is `make bench`'s business. No network: everything
@@ -15,7 +18,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench=$E2E_BUILD/ringbench
 obj=$E2E_BUILD/ringmaster.bpf.o
-e2e_require bpf_prog_test_run "$bench" "$obj" "$E2E_BUILD/baseline.bpf.o"
+ref=$E2E_BUILD/ringmaster-noidx.bpf.o
+e2e_require bpf_prog_test_run "$bench" "$obj" "$ref" "$E2E_BUILD/baseline.bpf.o"
 tmp=$(mktemp -d /tmp/rmt-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -39,9 +43,19 @@ for r in d["rings"]:
               row["path"])' "$1"
 }
 
-# The quick run against the baseline.
-if "$bench" --quick --rounds 5 --json "$tmp/k.json" kernel >"$tmp/k.out" \
-	2>"$tmp/k.err"; then
+# allcpu_rows FILE: "STATUS CPUS EFFICIENCY>0 PATH" of every all-CPU row.
+allcpu_rows()
+{
+	python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["all_cpus"]
+for r in a["rows"]:
+    print(r["status"], a["cpus"], r.get("efficiency", 0) > 0, r["path"])' "$1"
+}
+
+# The quick run against the baseline, with the design before the index.
+if "$bench" --quick --rounds 5 --reference "$ref" --json "$tmp/k.json" \
+	kernel >"$tmp/k.out" 2>"$tmp/k.err"; then
 	e2e_pass "ringbench --quick kernel exits 0"
 else
 	e2e_fail "ringbench --quick kernel exits $?: $(tail -3 "$tmp/k.err")"
@@ -55,6 +69,20 @@ e2e_check "each established-flow row has the bare table lookup" \
 	test "$(grep -c '^ok bare connection-table hit' "$tmp/k.rows")" -ge 2
 e2e_check "the bare lookup table is printed" \
 	grep -q "^### Established flows, 65,536 cycling" "$tmp/k.out"
+allcpu_rows "$tmp/k.json" >"$tmp/a.rows" 2>&1
+e2e_expect_eq "every all-CPU row measured on all $(nproc) CPUs" \
+	"$(grep -c "^ok $(nproc) True " "$tmp/a.rows")" 5
+e2e_check "the all-CPU table is printed" \
+	grep -q "^### Every CPU at once, ring 16k" "$tmp/k.out"
+e2e_expect_eq "the new flows beside the design before the index measured" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["new_flows_vs_reference"]["status"])' \
+		"$tmp/k.json" 2>&1)" ok
+e2e_expect_eq "a verdict for every all-CPU row" \
+	"$(grep -Ec '^target: every CPU at once: .*, (met|missed) ' "$tmp/k.out")" 5
+e2e_check "a verdict for the new flows against the reference" \
+	grep -Eq '^target: 65,536 new flows at 16k vs the design before the presence index: .*, (met|missed) ' "$tmp/k.out"
+e2e_check "no retired ratio to the baseline among the targets" \
+	sh -c "! grep -q '^target: .*baseline)' '$tmp/k.out'"
 
 # A/A: the built director as its own candidate, same checks.
 if "$bench" --quick --rounds 5 --json "$tmp/c.json" kernel "$obj" \

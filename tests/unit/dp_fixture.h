@@ -42,7 +42,8 @@ struct dp_svc {
 struct dp_fx {
 	struct ringmaster_bpf *skel;
 	int prog, services, rings, nodes, config, counters, svc_stats,
-	    node_stats, tx_ports, conns, conns6, vip_slots, svc_meta;
+	    node_stats, tx_ports, conns, conns6, vip_slots, svc_meta,
+	    conn_idx;
 	int ncpus;
 	struct dp_svc svc[RM_MAX_SERVICES];
 };
@@ -124,6 +125,7 @@ static inline struct dp_fx *dp_fx_open_chained(int *err, char *why,
 	fx->conns6 = bpf_map__fd(fx->skel->maps.rm_conns6);
 	fx->vip_slots = bpf_map__fd(fx->skel->maps.rm_vip_slots);
 	fx->svc_meta = bpf_map__fd(fx->skel->maps.rm_svc_meta);
+	fx->conn_idx = bpf_map__fd(fx->skel->maps.rm_conn_idx);
 	fx->ncpus = libbpf_num_possible_cpus();
 	return fx;
 }
@@ -226,12 +228,16 @@ static inline int dp_conn_get(const struct dp_fx *fx, const struct rm_flow *f,
 	return bpf_map_lookup_elem(fd, &k, c) ? -errno : 0;
 }
 
+/* An entry as the data plane writes it: the tag, then the entry. */
 static inline int dp_conn_put(const struct dp_fx *fx, const struct rm_flow *f,
 			      const struct rm_conn *c)
 {
 	struct rm_flow k;
-	int fd = dp_conn_key(fx, f, &k);
+	int fd = dp_conn_key(fx, f, &k),
+	    err = rm_conn_idx_put(fx->conn_idx, f, c->last_ns);
 
+	if (err)
+		return err;
 	return bpf_map_update_elem(fd, &k, c, BPF_ANY) ? -errno : 0;
 }
 
@@ -270,7 +276,7 @@ static inline int dp_conns_clear(const struct dp_fx *fx)
 		if (errno != ENOENT)
 			return -errno;
 	}
-	return 0;
+	return rm_conn_idx_clear(fx->conn_idx);
 }
 
 /* The rm_services key of a service. family 4/6; port host order. */

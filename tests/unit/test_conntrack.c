@@ -439,6 +439,20 @@ static void test_map_shape(void **state)
 				     ncpus);
 	}
 
+	/* the presence index: two ways per entry of the default table */
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	assert_int_equal(bpf_obj_get_info_by_fd(fx->conn_idx, &info, &len), 0);
+	assert_int_equal(info.type, BPF_MAP_TYPE_ARRAY);
+	assert_int_equal(info.key_size, 4);
+	assert_int_equal(info.value_size, sizeof(struct rm_conn_set));
+	assert_int_equal(sizeof(struct rm_conn_set), 2 * RM_CONN_WAYS);
+	assert_int_equal(info.max_entries,
+			 RM_CONN_IDX_ENTRIES(RM_DEFAULT_CONN_ENTRIES));
+	assert_int_equal((info.max_entries - 1) * RM_CONN_WAYS,
+			 2 * RM_DEFAULT_CONN_ENTRIES);
+	assert_string_equal(info.name, RM_MAP_NAME(CONN_IDX));
+
 	skel = ringmaster_bpf__open();
 	assert_non_null(skel);
 	assert_int_equal(bpf_map__set_max_entries(skel->maps.rm_conns, 4096),
@@ -1073,6 +1087,133 @@ static void test_forward_path(void **state)
 		    C(RM_CNT_REDIRECT_FAILED) | HIT);
 }
 
+/* ---- the presence index ---------------------------------------------- */
+/* f's set (read) and tag; the set's number. */
+static __u32 idx_set(const struct flow *f, struct rm_conn_set *set,
+		     __u16 *tag)
+{
+	long i = rm_conn_idx_read(fx->conn_idx, &f->key, set, tag, true);
+
+	assert_true(i > 0);
+	return (__u32)i;
+}
+
+static void idx_write(__u32 i, const struct rm_conn_set *set)
+{
+	assert_int_equal(bpf_map_update_elem(fx->conn_idx, &i, set, BPF_ANY),
+			 0);
+}
+
+/* An entry whose tag is not in its set, written behind the data plane's
+ * back: what the LRU keeps of a flow whose tag was replaced. */
+static void put_untagged(const struct flow *f, __u32 node)
+{
+	struct rm_conn e = {.node = node, .gen = 1, .last_ns = now_ns()};
+	struct rm_conn_set set;
+	struct rm_flow k;
+	__u16 tag;
+	__u32 i = idx_set(f, &set, &tag);
+	int w;
+
+	while ((w = rm_conn_idx_find(&set, tag)) >= 0)
+		set.way[w] = 0;
+	idx_write(i, &set);
+	assert_int_equal(bpf_map_update_elem(dp_conn_key(fx, &f->key, &k), &k,
+					     &e, BPF_ANY),
+			 0);
+}
+
+/* A SYN whose tag is not in its set does not touch the table (its
+ * tuple's entry, not honoured, stays), and the handshake's ACK goes to
+ * the ring owner, not to that entry's node, and rewrites it with the
+ * tag: the reused-tuple guarantee without the SYN's lookup. With the tag
+ * there, the SYN deletes the entry as before (test_syn_bypass). */
+static void test_idx_syn(void **state)
+{
+	int k;
+
+	(void)state;
+	NEED_BPF();
+	for (k = 0; k < 2; k++) {
+		struct rm_conn_set set;
+		struct flow f;
+		__u16 tag;
+		long a, b;
+
+		flow_pick(tcp5_svcs[k], RING_B, -1, 1, &f);
+		a = owner_in(RING_A, &f);
+		b = owner_in(RING_B, &f);
+		push_ring(RING_B);
+		put_untagged(&f, a);
+		send_expect("syn, no tag", flow_pkt(&f, SYN, 0), XDP_TX, b, FWD);
+		assert_int_equal(entry_of(&f).node, a); /* not looked up */
+		send_expect("its ack", flow_pkt(&f, ACK, 0), XDP_TX, b,
+			    FWD | STALE | INSERT);
+		entry_written(&f, b, 1);
+		idx_set(&f, &set, &tag);
+		assert_true(rm_conn_idx_find(&set, tag) >= 0);
+		send_expect("then hits", flow_pkt(&f, PSH_ACK, 0), XDP_TX, b,
+			    FWD | HIT);
+		push_ring(RING_A);
+	}
+}
+
+/* Inserting into a full set replaces its oldest way; the flow that had
+ * it loses its entry (stale: to the ring owner, rewritten); ways of
+ * other tags are never taken while one is empty or the flow's own. */
+static void test_idx_full_set(void **state)
+{
+	struct rm_conn_set set, s2;
+	struct flow f;
+	__u16 tag, age = rm_conn_idx_age(now_ns()), other;
+	__u32 i;
+	long a;
+	int w;
+
+	(void)state;
+	NEED_BPF();
+	/* the choice itself */
+	memset(&s2, 0, sizeof(s2));
+	s2.way[3] = 7 | age << 8;
+	assert_int_equal(rm_conn_idx_pick(&s2, 9, age), 0); /* empty first */
+	assert_int_equal(rm_conn_idx_pick(&s2, 7, age), 3); /* its own */
+	for (w = 0; w < RM_CONN_WAYS; w++)
+		s2.way[w] = (__u16)((w + 1) | (__u16)(age - (w == 5 ? 9 : 1))
+						      << 8);
+	assert_int_equal(rm_conn_idx_pick(&s2, 200, age), 5); /* oldest */
+
+	/* a flow whose way is the oldest of a full set */
+	flow_pick(SVC_T5, RING_B, -1, 1, &f);
+	a = owner_in(RING_A, &f);
+	send_expect("ack", flow_pkt(&f, ACK, 0), XDP_TX, a,
+		    FWD | MISS | INSERT);
+	push_ring(RING_B);
+	i = idx_set(&f, &set, &tag);
+	w = rm_conn_idx_find(&set, tag);
+	assert_true(w >= 0);
+	for (int v = 0, t = 1; v < RM_CONN_WAYS; v++) {
+		if (v == w) {
+			set.way[v] = tag | (__u16)(age - 9) << 8;
+			continue;
+		}
+		while (t == tag)
+			t++;
+		set.way[v] = (__u16)(t++ | age << 8);
+	}
+	idx_write(i, &set);
+	send_expect("still honoured", flow_pkt(&f, ACK, 0), XDP_TX, a,
+		    FWD | HIT);
+	/* a new flow's insert into that set, as the data plane picks */
+	other = (__u16)(tag == 250 ? 251 : 250);
+	w = rm_conn_idx_pick(&set, other, age);
+	assert_int_equal((set.way[w] & 0xff), tag);
+	set.way[w] = other | age << 8;
+	idx_write(i, &set);
+	send_expect("its way replaced: stale", flow_pkt(&f, ACK, 0), XDP_TX,
+		    owner_in(RING_B, &f), FWD | STALE | INSERT);
+	entry_written(&f, owner_in(RING_B, &f), 1);
+}
+
 /* One shared table under per-CPU LRU lists: an entry written on one CPU
  * is found on another. */
 static void test_cross_cpu(void **state)
@@ -1118,6 +1259,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_fragments, reset),
 	    cmocka_unit_test_setup(test_forward_path, reset),
 	    cmocka_unit_test_setup(test_cross_cpu, reset),
+	    cmocka_unit_test_setup(test_idx_syn, reset),
+	    cmocka_unit_test_setup(test_idx_full_set, reset),
 	};
 
 	int failed = cmocka_run_group_tests_name("conntrack", tests,

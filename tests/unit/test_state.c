@@ -1489,7 +1489,13 @@ static void put_conn(struct fx *fx, const struct flow_in *f, __u32 node,
 	struct rm_flow k;
 	struct rm_conn c = {.node = node, .gen = gen, .last_ns = last_ns};
 	int fd = conn_key(fx, f, &k);
+	struct rm_flow flow = flow_key(f);
 
+	/* the tag first, as the data plane writes (conntrack.h) */
+	assert_int_equal(
+	    rm_conn_idx_put(bpf_map__fd(fx->skel->maps.rm_conn_idx), &flow,
+			    last_ns),
+	    0);
 	assert_int_equal(bpf_map_update_elem(fd, &k, &c, BPF_ANY), 0);
 }
 
@@ -1944,6 +1950,9 @@ static void test_conn_table_size(void **state)
 	assert_non_null(skel);
 	assert_int_equal(rm_obj_pin_maps(skel->obj, pin), 0);
 	assert_int_equal(bpf_map__max_entries(skel->maps.rm_conns), want);
+	/* the presence index follows the table's size */
+	assert_int_equal(bpf_map__max_entries(skel->maps.rm_conn_idx),
+			 RM_CONN_IDX_ENTRIES(want));
 	assert_int_equal(ringmaster_bpf__load(skel), 0);
 	ringmaster_bpf__destroy(skel);
 	assert_int_equal(rm_state_purge(pin), 0);

@@ -222,7 +222,7 @@ int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
 			  __u32 conn_entries)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX];
-	struct bpf_map *map;
+	struct bpf_map *map, *idx;
 	int err;
 
 	bpf_object__for_each_map(map, obj)
@@ -255,6 +255,16 @@ int rm_obj_pin_maps_sized(struct bpf_object *obj, const char *pin_dir,
 		if (err)
 			return rm_state_fail(err, "cannot set pin path %s: %s", path,
 				    strerror(-err));
+	}
+	/* the presence index follows rm_conns' size, as pinned or asked */
+	map = bpf_object__find_map_by_name(obj, RM_MAP_NAME(CONNS));
+	idx = bpf_object__find_map_by_name(obj, RM_MAP_NAME(CONN_IDX));
+	if (map && idx) {
+		err = bpf_map__set_max_entries(
+		    idx, RM_CONN_IDX_ENTRIES(bpf_map__max_entries(map)));
+		if (err)
+			return rm_state_fail(err, "cannot size %s: %s",
+				    RM_MAP_NAME(CONN_IDX), strerror(-err));
 	}
 	return 0;
 }
@@ -555,6 +565,9 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_VIP_SLOTS, 4,
 				sizeof(struct rm_vip_slots));
+	if (!err)
+		err = check_map(st, RM_M_CONN_IDX, 4,
+				sizeof(struct rm_conn_set));
 	if (err)
 		goto fail;
 	return 0;

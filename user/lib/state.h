@@ -209,6 +209,18 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 int rm_state_conn_lookup(struct rm_state *st, const struct rm_snap *s,
 			 const struct rm_flow *f, struct rm_conn *c,
 			 bool *valid, __u64 *age_ns);
+/* Flow f's set in the presence index (rm_conn_idx, at idx_fd) read into
+ * *set, and f's tag: the set's number, or -errno. An index without a key
+ * yet gets one when draw (as the data plane's first write would), else
+ * -ENOENT: it holds no tag. */
+long rm_conn_idx_read(int idx_fd, const struct rm_flow *f,
+		      struct rm_conn_set *set, __u16 *tag, bool draw);
+/* Put f's tag into its set, aged last_ns: what the data plane does
+ * before it writes f's entry, which it honours only with the tag. */
+int rm_conn_idx_put(int idx_fd, const struct rm_flow *f, __u64 last_ns);
+/* Empty every set of the presence index, keeping its key: what emptying
+ * the tables must do too, or their old flows' tags stay (tests, bench). */
+int rm_conn_idx_clear(int idx_fd);
 /* The size of the pinned rm_conns (rm_conns6 has the same). */
 int rm_state_conn_max(struct rm_state *st, __u32 *max_entries);
 /* rm_config's UDP timeout as the data plane applies it (0: default). */

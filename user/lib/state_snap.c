@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -377,6 +378,79 @@ bool rm_conn_valid(const struct rm_snap *s, __u8 proto,
 				s->cfg.udp_timeout_s);
 }
 
+long rm_conn_idx_read(int idx_fd, const struct rm_flow *f,
+		      struct rm_conn_set *set, __u16 *tag, bool draw)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), i = 0;
+	struct rm_conn_set k0;
+	__u64 key, h;
+
+	if (bpf_obj_get_info_by_fd(idx_fd, &info, &len) ||
+	    bpf_map_lookup_elem(idx_fd, &i, &k0))
+		return -errno;
+	if (info.max_entries < 2)
+		return -ENOENT;
+	memcpy(&key, &k0, sizeof(key));
+	if (!key && !draw)
+		return -ENOENT;
+	if (!key) {
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			return -EIO;
+		key |= 1;
+		memcpy(&k0, &key, sizeof(key));
+		if (bpf_map_update_elem(idx_fd, &i, &k0, BPF_ANY))
+			return -errno;
+	}
+	h = rm_conn_idx_hash(f, key);
+	*tag = rm_conn_idx_tag(h);
+	i = rm_conn_idx_set(h, info.max_entries - 1);
+	if (bpf_map_lookup_elem(idx_fd, &i, set))
+		return -errno;
+	return i;
+}
+
+int rm_conn_idx_put(int idx_fd, const struct rm_flow *f, __u64 last_ns)
+{
+	__u16 tag = 0, age = rm_conn_idx_age(last_ns);
+	struct rm_conn_set set;
+	long i = rm_conn_idx_read(idx_fd, f, &set, &tag, true);
+	__u32 key = (__u32)i;
+
+	if (i < 0)
+		return (int)i;
+	set.way[rm_conn_idx_pick(&set, tag, age)] = tag | age << 8;
+	return bpf_map_update_elem(idx_fd, &key, &set, BPF_ANY) ? -errno : 0;
+}
+
+int rm_conn_idx_clear(int idx_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), n, *keys;
+	struct rm_conn_set *zero;
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(idx_fd, &info, &len))
+		return -errno;
+	if (info.max_entries < 2)
+		return 0;
+	n = info.max_entries - 1;
+	keys = malloc((size_t)n * sizeof(*keys));
+	zero = calloc(n, sizeof(*zero));
+	if (!keys || !zero) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = i + 1;
+	if (bpf_map_update_batch(idx_fd, keys, zero, &n, NULL))
+		err = -errno;
+out:
+	free(keys);
+	free(zero);
+	return err;
+}
+
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
@@ -556,6 +630,16 @@ int rm_state_conn_lookup(struct rm_state *st, const struct rm_snap *s,
 	}
 	now = mono_ns();
 	*valid = rm_conn_valid(s, f->proto, c, now);
+	if (*valid) {
+		struct rm_conn_set set;
+		__u16 tag = 0;
+		long i = rm_conn_idx_read(st->fd[RM_M_CONN_IDX], f, &set, &tag,
+					  false);
+
+		/* honoured only with its tag in the index (conntrack.h) */
+		if (i == -ENOENT || (i > 0 && rm_conn_idx_find(&set, tag) < 0))
+			*valid = false;
+	}
 	*age_ns = now > c->last_ns ? now - c->last_ns : 0;
 	return 0;
 }
