@@ -128,8 +128,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
 	      "[--quick] [--reference OBJ] "
-	      "search|quality|kernel|encap|control|live|keys|decap [ARGS]
-"
+	      "search|quality|kernel|encap|control|live|keys|decap [ARGS]\n"
 	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
 	      "data plane against the built one, same rounds\n",
 	      f);
