@@ -47,8 +47,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC) \
 	$(EXTRA_DEFS)
 CFLAGS   ?= -O2 -g
-# What ringmaster_build_info reports.
-RM_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# The version every program prints (--version) and ringmaster_build_info
+# reports: the package's, from the top entry of debian/changelog, the one
+# place it is written (dch -v or a new entry by hand changes it).
+RM_VERSION ?= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
@@ -309,4 +311,5 @@ clean:
 
 .SECONDARY:
 
-$(BUILD)/user/lib/metrics.o: CFLAGS += -DRM_VERSION='"$(RM_VERSION)"'
+$(BUILD)/user/lib/version.o: CFLAGS += -DRM_VERSION='"$(RM_VERSION)"'
+$(BUILD)/user/lib/version.o: debian/changelog

@@ -19,7 +19,7 @@
 #define OPT_PIN_DIR                                                          \
 	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
 	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
-	 .def = RM_DEFAULT_PIN_DIR, .flags = CLI_COMMON,                     \
+	 .def = RM_DEFAULT_PIN_DIR, .flags = CLI_COMMON | CLI_GLOBAL,        \
 	 .help = "where the maps are pinned; interfaces attached with the "  \
 		 "same DIR share them"}
 
@@ -33,7 +33,7 @@ static const struct cli_word modes[] = {{"auto", LOAD_AUTO},
 #define OPT_DECAP_PIN_DIR                                                    \
 	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
 	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
-	 .def = RM_DECAP_PIN_DIR, .flags = CLI_COMMON,                       \
+	 .def = RM_DECAP_PIN_DIR, .flags = CLI_COMMON | CLI_GLOBAL,          \
 	 .help = "where the decapsulator's maps are pinned"}
 #define OPT_JSON                                                             \
 	{.name = "json", .short_name = 'j', .type = CLI_FLAG, .off = F(json), \
@@ -48,6 +48,7 @@ static const struct cli_opt global_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "libbpf's and libxdp's messages on stderr"},
     CLI_OPT_HELP(F(help), "command"),
+    CLI_OPT_VERSION(F(version)),
     {0}};
 
 #define OPT_SLOT(what, req, dflt)                                            \
@@ -230,6 +231,10 @@ int main(int argc, char **argv)
 	ret = cli_parse(&load_prog, argc, argv, 0, &o, &res);
 	if (ret)
 		return load_error(ret, "%s", res.err);
+	if (res.version) {
+		cli_version(stdout, &load_prog);
+		return RM_EXIT_OK;
+	}
 	if (res.cmd < 0) {
 		cli_usage(res.help ? stdout : stderr, &load_prog, NULL);
 		return res.help ? RM_EXIT_OK : RM_EXIT_USAGE;

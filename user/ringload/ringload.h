@@ -17,7 +17,7 @@ struct load_opts {
 	const char *pin_dir;
 	const char *iface;
 	struct cli_enum mode; /* enum load_mode */
-	bool json, purge, verbose, help;
+	bool json, purge, verbose, help, version;
 	bool reuse; /* attach: already attached from this pin dir is fine */
 	struct cli_u32 conn_table; /* 0: the default, or as pinned */
 	/* decap attach: the senders' prefixes, "A[/LEN][,B...]", and the
