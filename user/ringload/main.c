@@ -71,6 +71,12 @@ static const struct cli_opt attach_opts[] = {
     {.name = "reuse", .type = CLI_FLAG, .off = F(reuse),
      .help = "if IFACE already runs the director of this DIR, leave it and "
 	     "succeed (a service restart keeps the traffic flowing)"},
+    {.name = "migrate", .type = CLI_FLAG, .off = F(migrate),
+     .help = "if DIR holds another layout of the pinned maps (an older "
+	     "release's), move its state over: ringctl save, detach every "
+	     "interface, purge, restore, the connection table where it "
+	     "fits, attach them again (traffic stops meanwhile); without "
+	     "it such an attach is refused"},
     OPT_PIN_DIR,
     {0}};
 
@@ -194,6 +200,9 @@ static const struct cli_prog load_prog = {
 	      "detach. To resize the connection table: ringctl save, detach "
 	      "all, purge,\n"
 	      "attach --conn-table N, ringctl restore.\n"
+	      "Over pins of another layout (an older release's), attach "
+	      "refuses;\n"
+	      "attach --migrate moves the state over.\n"
 	      "Exit status: 0 ok, 1 runtime failure, 2 usage.\n",
 };
 
