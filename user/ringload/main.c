@@ -93,6 +93,8 @@ static const struct cli_opt status_opts[] = {
 
 static const struct cli_opt purge_opts[] = {OPT_PIN_DIR, {0}};
 
+static const struct cli_opt migrate_opts[] = {OPT_PIN_DIR, {0}};
+
 static const struct cli_opt chain_add_opts[] = {
     OPT_SLOT("the slot to put the program in (empty; run in slot order)",
 	     CLI_REQUIRED, NULL),
@@ -161,6 +163,13 @@ static const struct load_cmd commands[] = {
       "configuration)",
       purge_opts, 0},
      cmd_purge, false},
+    {{"migrate", NULL,
+      "if DIR holds another layout of the pinned maps (an older "
+      "release's), move its state over as attach --migrate does and attach "
+      "again the interfaces that ran it; else do nothing (the package's "
+      "upgrade runs it)",
+      migrate_opts, 0},
+     cmd_migrate, false},
     {{"chain add", "IFACE OBJ[:PROG]",
       "load XDP program PROG (default: the first) of the ELF object OBJ "
       "into a slot of IFACE's chain; its maps are pinned under DIR",

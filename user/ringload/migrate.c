@@ -260,17 +260,18 @@ static int migrate(struct load_opts *o, const char *from, const char *to)
 		a.migrate = false;
 		if (cmd_attach(&a))
 			goto broken;
-		asked_done |= !strcmp(a.iface, o->iface);
+		asked_done |= o->iface && !strcmp(a.iface, o->iface);
 	}
 	a = *o;
 	a.migrate = false;
-	if (!asked_done && cmd_attach(&a))
+	if (o->iface && !asked_done && cmd_attach(&a))
 		goto broken;
 	printf("migrated %s to %s: configuration restored, %zu of %zu "
 	       "connection-table entries kept, %d interface%s attached "
 	       "again\n",
 	       o->pin_dir, to, kept, m.nconns, m.nifs, m.nifs == 1 ? "" : "s");
 	unlink(m.file);
+	rmdir(MIGRATE_DIR); /* when nothing else waits there */
 	ret = RM_EXIT_OK;
 	goto out;
 broken:
@@ -279,11 +280,26 @@ broken:
 		   "(`ringload attach IFACE`, then `ringctl restore %s`)",
 		   m.file, m.file);
 out:
-	if (ret && !touched)
+	if (ret && !touched) {
 		unlink(m.file); /* nothing was changed: nothing to keep */
+		rmdir(MIGRATE_DIR);
+	}
 	free(m.old);
 	free(m.conns);
 	return ret;
+}
+
+int cmd_migrate(struct load_opts *o)
+{
+	int ret;
+
+	o->migrate = true;
+	o->iface = NULL; /* only those attached are attached again */
+	ret = layout_check(o);
+	if (ret < 0)
+		printf("%s: nothing to migrate (no state, or this layout)\n",
+		       o->pin_dir);
+	return ret < 0 ? RM_EXIT_OK : ret;
 }
 
 int layout_check(struct load_opts *o)

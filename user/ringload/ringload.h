@@ -44,6 +44,8 @@ int cmd_purge(struct load_opts *o);
  * same (or no state yet), attach goes on; else the exit code (refused,
  * or --migrate done: the state moved over and the interfaces attached). */
 int layout_check(struct load_opts *o);
+/* ringload migrate: that, for the interfaces attached only (postinst) */
+int cmd_migrate(struct load_opts *o);
 
 /* ifaces.c: the rm_ifaces registry and what is really attached */
 int ifaces_open(const char *pin_dir, bool create);
