@@ -522,6 +522,8 @@ static int check_map(struct rm_state *st, enum rm_map_id id, __u32 key,
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
+	if (st->fd[id] < 0)
+		return 0; /* an older layout's reader: not pinned then */
 	if (bpf_obj_get_info_by_fd(st->fd[id], &info, &len))
 		return rm_state_fail(-errno, "cannot inspect %s: %s", rm_map_names[id],
 			    strerror(errno));
@@ -571,9 +573,17 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 			goto fail;
 		}
 	}
+	/* only a reader may meet an older layout: shorter values, and no
+	 * pin of a map added since (its fd stays -1; the configuration's
+	 * own maps must be there) */
+	ro = lock == RM_LOCK_NONE || lock == RM_LOCK_SH;
 	for (i = 0; i < RM_M_NR; i++) {
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, rm_map_names[i]);
 		st->fd[i] = bpf_obj_get(path);
+		if (st->fd[i] < 0 && errno == ENOENT && ro &&
+		    i != RM_M_CONFIG && i != RM_M_SVC_META && i != RM_M_NODES &&
+		    i != RM_M_SERVICES && i != RM_M_RINGS)
+			continue;
 		if (st->fd[i] < 0) {
 			err = map_open_err(-errno, pin_dir, rm_map_names[i]);
 			goto fail;
@@ -581,8 +591,6 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	}
 	st->ncpus = libbpf_num_possible_cpus();
 	err = st->ncpus > 0 ? 0 : rm_state_fail(-EIO, "cannot count possible CPUs");
-	/* only a reader may meet an older layout's shorter values */
-	ro = lock == RM_LOCK_NONE || lock == RM_LOCK_SH;
 	if (!err)
 		err = check_map(st, RM_M_NODES, 4, sizeof(struct rm_node), ro);
 	if (!err)
