@@ -47,8 +47,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Iinclude -I$(ARCH_INC) \
 	$(EXTRA_DEFS)
 CFLAGS   ?= -O2 -g
-# What ringmaster_build_info reports.
-RM_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# The version every program prints (--version) and ringmaster_build_info
+# reports: the package's, from the top entry of debian/changelog, the one
+# place it is written (dch -v or a new entry by hand changes it).
+RM_VERSION ?= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
 LDLIBS   := $(PKG_LIBS) -lm
@@ -103,7 +105,8 @@ BENCH_BIN := $(BUILD)/ringbench
 BENCH_REF_OBJ := $(BUILD)/ringmaster-noidx.bpf.o
 
 .PHONY: all help deps test unit e2e bench demo demo-fleet demo-keys clean \
-	format print-bpf-cflags install uninstall fuzz fuzz-build analyze
+	format print-bpf-cflags install uninstall fuzz fuzz-build analyze \
+	progs deb
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(SKELS) $(TEST_BPF_OBJS) $(SBINS) $(MAN8) $(UNIT_BINS) $(TOOL_BINS) \
@@ -122,6 +125,7 @@ help:
 	@echo '  make install    ringctl, ringload, the daemons, man pages, completion, systemd units'
 	@echo '                  into PREFIX (/usr/local); DESTDIR=... stages them'
 	@echo '  make uninstall  remove what make install wrote (same PREFIX, DESTDIR)'
+	@echo '  make deb        the Debian package (dpkg-buildpackage), lintian; into build/deb'
 	@echo '  make demo-fleet 3 directors behind BGP/ECMP, one dies under traffic; root'
 	@echo '  make demo-keys  sharding by key: memcached keys on their owners; root'
 	@echo '  make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each'
@@ -151,7 +155,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/%.o: %.c $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Man pages: the prose in man/NAME.8.in, the commands and options generated
 # from the program's own tables (NAME __options), so they cannot drift.
@@ -166,27 +170,27 @@ $(LIB): $(LIB_OBJS)
 
 $(BUILD)/ringctl: $(CTL_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
 
 $(BUILD)/ringsync: $(SYNC_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(ETCD_LIBS)
 
 $(BUILD)/ringload: $(LOAD_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/ringhealth: $(HEALTH_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/ringexport: $(EXPORT_OBJS) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka $(ETCD_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka $(ETCD_LIBS)
 
 # libmemcached's own ketama, the reference --ring ketama must agree with
 $(BUILD)/tests/test_ketama: LDLIBS += -lmemcached -lhashkit
@@ -194,11 +198,11 @@ $(BUILD)/tests/test_ketama: LDLIBS += -lmemcached -lhashkit
 $(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_BIN): $(patsubst %.c,$(BUILD)/%.o,$(BENCH_SRCS)) $(LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BENCH_REF_OBJ): bpf/ringmaster.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
@@ -275,6 +279,22 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(BUILD)
 
+# What install needs and nothing else (the package's build: debian/rules)
+progs: $(SBINS) $(MAN8)
+
+# The Debian package, built by Debian's tools (debian/rules calls this
+# Makefile with PREFIX=/usr). dpkg-buildpackage writes its files in the
+# parent directory: they are moved to $(BUILD)/deb.
+DEB_VERSION = $(RM_VERSION)
+deb:
+	$(Q)DEB_BUILD_OPTIONS="parallel=2 $$DEB_BUILD_OPTIONS" dpkg-buildpackage -b -us -uc
+	$(Q)mkdir -p $(BUILD)/deb
+	$(Q)mv ../ringmaster_$(DEB_VERSION)_*.deb ../ringmaster_$(DEB_VERSION)_*.buildinfo \
+		../ringmaster_$(DEB_VERSION)_*.changes $(BUILD)/deb/
+	$(Q)mv ../ringmaster-dbgsym_$(DEB_VERSION)_*.deb $(BUILD)/deb/ 2>/dev/null || true
+	$(Q)lintian --fail-on error $(BUILD)/deb/ringmaster_$(DEB_VERSION)_*.changes
+	@ls $(BUILD)/deb/*.deb
+
 install: $(SBINS) $(MAN8)
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MAN8DIR) \
 		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(UNITDIR)
@@ -317,4 +337,5 @@ clean:
 
 .SECONDARY:
 
-$(BUILD)/user/lib/metrics.o: CFLAGS += -DRM_VERSION='"$(RM_VERSION)"'
+$(BUILD)/user/lib/version.o: CFLAGS += -DRM_VERSION='"$(RM_VERSION)"'
+$(BUILD)/user/lib/version.o: debian/changelog

@@ -27,6 +27,9 @@ pkgs=(
 	# second chance: the spoofed ACK flood (test_second_chance), each
 	# director's outer source seen on the wire (test_fleet_local)
 	hping3 tcpdump
+	# make deb and test_deb (dpkg-buildpackage, dh, lintian); test_upgrade
+	# builds the older release from git
+	dpkg-dev debhelper lintian git
 )
 
 missing=()

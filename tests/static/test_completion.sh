@@ -64,12 +64,12 @@ expect "memcached" ringctl service add x --key m
 expect "--key --key-file" ringctl lookup web --ke
 expect "$ifaces" ringctl node add web a --mac 02:00:00:00:00:01 --dev ""
 expect "lo" ringctl node add web a --dev l
-expect "attach chain decap detach neighd purge status" ringload ""
+expect "attach chain decap detach migrate neighd purge status" ringload ""
 expect "attach detach status" ringload decap ""
 expect "--allow-hop --allow-src --gue-port --help --mode --pin-dir --verbose" ringload decap attach lo --
 expect "$ifaces" ringload attach ""
 expect "auto generic native skb" ringload attach lo --mode ""
-expect "--chain --conn-table --help --mode --pin-dir --reuse --slot --verbose" ringload attach lo --
+expect "--chain --conn-table --help --migrate --mode --pin-dir --reuse --slot --verbose" ringload attach lo --
 expect "add del show" ringload chain ""
 expect "--help --pin-dir --slot --verbose" ringload chain del lo --
 expect "--purge" ringload detach lo --pu

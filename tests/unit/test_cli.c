@@ -924,8 +924,9 @@ static void test_foreign_options(void **state)
 	expect_names("--mac", "ring", "--nodes", "a,b", "--mac", "zz",
 		     "--dry-run", NULL);
 	expect_names("--dry-run", "ring", "--nodes", "a,b", "--dry-run", NULL);
-	expect_names("--pin-dir", "--pin-dir", "/tmp", "diff", "--from", "a",
-		     "--to", "b", NULL);
+	/* after the command, --pin-dir is checked like any option */
+	expect_names("--pin-dir", "diff", "--from", "a", "--to", "b",
+		     "--pin-dir", "/tmp", NULL);
 	expect_names("--drain", "node", "add", "s", "n", "--mac",
 		     "02:00:00:00:00:01", "--dev", "lo", "--drain", NULL);
 	expect_names("--src", "show", "--src", "198.18.0.1", NULL);
@@ -961,6 +962,85 @@ static void test_option_forms(void **state)
 	run_free(&a);
 	run_free(&b);
 	run_free(&c);
+}
+
+/* Global options before the command (--pin-dir, -v) are taken by every
+ * command and ignored by those without them, so a wrapper that always
+ * passes them works; after the command they are checked against its
+ * table; other options before the command still are; a global option's
+ * value is checked even where it is ignored. */
+static void daemon_path(const char *name, char *out, size_t len);
+static void expect_daemon_usage(const char *name, const char *needle, ...);
+
+static void test_global_options(void **state)
+{
+	struct run a, b;
+
+	(void)state;
+	run_ctl(&a, "ring", "--nodes", "a,b", "--json", NULL);
+	run_ctl(&b, "--pin-dir", "/sys/fs/bpf/rm-none", "-v", "ring",
+		"--nodes", "a,b", "--json", NULL);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(b.status, 0);
+	assert_int_equal(b.err_len, 0);
+	assert_string_equal(a.out, b.out);
+	run_free(&a);
+	run_free(&b);
+	/* publish has no --pin-dir: before it, ignored (the run goes as far
+	 * as reading the file, which it refuses: no seed line) */
+	run_ctl(&a, "--pin-dir=/sys/fs/bpf/rm-none", "publish", "/dev/null",
+		"--etcd", "http://198.18.0.9:1", "--key", "/k", "--dry-run",
+		NULL);
+	assert_int_equal(a.status, 2);
+	assert_null(strstr(a.err, "pin-dir"));
+	assert_non_null(strstr(a.err, "seed --set"));
+	run_free(&a);
+	expect_names("--pin-dir", "publish", "/dev/null", "--etcd",
+		     "http://198.18.0.9:1", "--key", "/k", "--pin-dir", "/x",
+		     NULL);
+	expect_names("--pin-dir: empty value", "--pin-dir=", "ring", "--nodes",
+		     "a", NULL);
+	/* only the global ones are ignored: --dry-run before ring still
+	 * names itself */
+	expect_names("--dry-run", "--dry-run", "ring", "--nodes", "a", NULL);
+	/* ringload too: before status, --pin-dir reaches it (a relative
+	 * one is refused by status itself), and before decap status */
+	expect_daemon_usage("ringload", "--pin-dir 'rel': expected an absolute",
+			    "--pin-dir", "rel", "-v", "status", NULL);
+	expect_daemon_usage("ringload", "--pin-dir 'rel'", "--pin-dir", "rel",
+			    "decap", "status", NULL);
+	expect_daemon_usage("ringload", "--mode does not apply", "status",
+			    "--mode", "native", NULL);
+}
+
+/* --version: "PROG VERSION", the library's (debian/changelog), on every
+ * program, exit 0, whatever follows. */
+static void test_version(void **state)
+{
+	const char *const progs[] = {"ringctl", "ringload", "ringhealth",
+				     "ringsync", "ringexport"};
+	char bin[4096], want[128];
+	char *argv[4];
+	struct run r;
+
+	(void)state;
+	assert_string_not_equal(rm_version(), "");
+	assert_string_not_equal(rm_version(), "unknown");
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		daemon_path(progs[i], bin, sizeof(bin));
+		snprintf(want, sizeof(want), "%s %s\n", progs[i],
+			 rm_version());
+		argv[0] = bin;
+		argv[1] = "--version";
+		argv[2] = i < 2 ? "--pin-dir=/x" : NULL;
+		argv[3] = NULL;
+		if (run_prog(&r, argv, NULL))
+			fail_msg("cannot run %s", bin);
+		assert_int_equal(r.status, 0);
+		assert_int_equal(r.err_len, 0);
+		assert_string_equal(r.out, want);
+		run_free(&r);
+	}
 }
 
 /* Every command's --help: usage on stdout, exit 0, nothing run, and every
@@ -1342,6 +1422,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_ringexport_cli),
 	    cmocka_unit_test(test_ringsync_cli),
 	    cmocka_unit_test(test_ringhealth_cli),
+	    cmocka_unit_test(test_global_options),
+	    cmocka_unit_test(test_version),
 	};
 
 	(void)argc;

@@ -195,6 +195,25 @@ bad:
 	return -1;
 }
 
+/* Is text a value of o? Stored nowhere: for an option the command ignores. */
+static int check_value(const struct cli_opt *o, const char *text, char *err,
+		       size_t errlen)
+{
+	union {
+		bool b;
+		struct cli_u32 u;
+		const char *s;
+		struct cli_addr a;
+		struct cli_mac m;
+		struct cli_hex h;
+		struct cli_enum e;
+	} scratch;
+	struct cli_opt at0 = *o;
+
+	at0.off = 0;
+	return set_value(&at0, &scratch, text, err, errlen);
+}
+
 /* ---- parsing ------------------------------------------------------------ */
 
 struct tok {
@@ -203,6 +222,7 @@ struct tok {
 	size_t len;		   /* of the name in text (long) */
 	char sh;		   /* short name, or 0 for a long one */
 	const char *val;
+	bool pre; /* before the first positional word (the command) */
 };
 
 static bool word_eq(const char *words, size_t idx, const char *w)
@@ -336,7 +356,7 @@ static int scan(const struct cli_prog *p, int argc, char **argv,
 		struct tok *toks, int *nt, char **pos, int *np, char *err,
 		size_t errlen)
 {
-	bool dashdash = false;
+	bool dashdash = false, pre = true;
 	int ret = 0;
 
 	*nt = *np = 0;
@@ -349,6 +369,7 @@ static int scan(const struct cli_prog *p, int argc, char **argv,
 		}
 		if (dashdash || a[0] != '-' || !a[1]) {
 			pos[(*np)++] = argv[i];
+			pre = false;
 			continue;
 		}
 		if (a[1] == '-') {
@@ -357,7 +378,8 @@ static int scan(const struct cli_prog *p, int argc, char **argv,
 
 			*t = (struct tok){.text = a,
 					  .len = eq ? (size_t)(eq - a - 2)
-						    : strlen(a + 2)};
+						    : strlen(a + 2),
+					  .pre = pre};
 			t->any = find_any(p, a + 2, t->len, 0);
 			if (!t->any)
 				continue;
@@ -382,7 +404,7 @@ static int scan(const struct cli_prog *p, int argc, char **argv,
 		for (int j = 1; a[j]; j++) {
 			struct tok *t = &toks[(*nt)++];
 
-			*t = (struct tok){.text = a, .sh = a[j]};
+			*t = (struct tok){.text = a, .sh = a[j], .pre = pre};
 			t->any = find_any(p, NULL, 0, a[j]);
 			if (!t->any || t->any->type == CLI_FLAG)
 				continue;
@@ -428,6 +450,13 @@ static int parse_cmd(const struct cli_prog *p, const struct cli_cmd *c,
 					 "lists its options)",
 					 c->words, cmd_sep(c), name, line);
 		o = find_for(p, c, t->any->name, strlen(t->any->name), 0);
+		if (!o && t->pre && (t->any->flags & CLI_GLOBAL)) {
+			/* meaningless here, but still a well-formed value */
+			if (check_value(t->any, t->val, why, sizeof(why)))
+				return usage_err(res, "%s%s%s", c->words,
+						 cmd_sep(c), why);
+			continue;
+		}
 		if (!o)
 			return usage_err(res,
 					 "%s: %s does not apply to %s (%s "
@@ -477,12 +506,19 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
 
 		if (h && h->type == CLI_FLAG && !strcmp(h->name, CLI_HELP_NAME))
 			res->help = true;
+		if (h && h->type == CLI_FLAG &&
+		    !strcmp(h->name, CLI_VERSION_NAME))
+			res->version = true;
 	}
 	/* the positional words back into argv, in order */
 	for (int i = 0; i < np; i++)
 		argv[1 + i] = pos[i];
 	res->argv = argv + 1;
 	res->argc = np;
+	if (res->version) {
+		ret = 0; /* whatever else is on the line */
+		goto out;
+	}
 	if (!np && !wordless(p)) {
 		for (int i = 0; !ret && i < nt; i++) {
 			if (toks[i].any)
@@ -551,6 +587,10 @@ int cli_daemon(const struct cli_prog *p, int argc, char **argv, void *base)
 	if (cli_is_internal(argc, argv))
 		return cli_internal(p, argc, argv);
 	ret = cli_parse(p, argc, argv, 0, base, &res);
+	if (res.version) {
+		cli_version(stdout, p);
+		return RM_EXIT_OK;
+	}
 	if (res.help) {
 		cli_help(stdout, p, cli_cmd_at(p, 0));
 		return RM_EXIT_OK;
@@ -694,6 +734,17 @@ void cli_help(FILE *f, const struct cli_prog *p, const struct cli_cmd *c)
 		opt_line(f, o);
 }
 
+void cli_version(FILE *f, const struct cli_prog *p)
+{
+	fprintf(f, "%s %s\n", p->name, rm_version());
+}
+
+/* The first option named like o in the commands' tables, if it is o. */
+static bool first_of_name(const struct cli_prog *p, const struct cli_opt *o)
+{
+	return find_any(p, o->name, strlen(o->name), 0) == o;
+}
+
 void cli_usage(FILE *f, const struct cli_prog *p, const char *word1)
 {
 	fprintf(f, "usage: %s [OPTIONS] COMMAND [ARGS]\n", p->name);
@@ -708,6 +759,16 @@ void cli_usage(FILE *f, const struct cli_prog *p, const char *word1)
 	fprintf(f, "Options of every command:\n");
 	for (const struct cli_opt *o = p->global; o && o->name; o++)
 		opt_line(f, o);
+	for (size_t i = 0, head = 0; i < p->n_cmds; i++)
+		for (const struct cli_opt *o = cli_cmd_at(p, i)->opts;
+		     o && o->name; o++) {
+			if (!(o->flags & CLI_GLOBAL) || !first_of_name(p, o))
+				continue;
+			if (!head++)
+				fprintf(f, "Before COMMAND, also (ignored by a "
+					   "command without it):\n");
+			opt_line(f, o);
+		}
 	fprintf(f, "%s COMMAND --help: what the command does and its "
 		   "options.\n",
 		p->name);
@@ -753,7 +814,8 @@ static int check_pair(const struct cli_opt *a, const struct cli_opt *b,
 		return 0;
 	if (!strcmp(a->name, b->name) &&
 	    ((a->type == CLI_FLAG) != (b->type == CLI_FLAG) ||
-	     a->short_name != b->short_name)) {
+	     a->short_name != b->short_name ||
+	     (a->flags & CLI_GLOBAL) != (b->flags & CLI_GLOBAL))) {
 		fprintf(stderr, "--%s: defined two ways\n", a->name);
 		return 1;
 	}
@@ -861,6 +923,10 @@ int cli_internal(const struct cli_prog *p, int argc, char **argv)
 		for (int g = 0; g < 2; g++)
 			for (const struct cli_opt *o = g ? p->global : c->opts;
 			     o && o->name; o++) {
+				/* the program's, not the command's: offered
+				 * after a command it would only be noise */
+				if (!strcmp(o->name, CLI_VERSION_NAME))
+					continue;
 				opt_arg(o, arg, sizeof(arg));
 				printf("--%s\t%s\n", o->name,
 				       o->type == CLI_FLAG ? "" : arg);

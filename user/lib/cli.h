@@ -70,6 +70,10 @@ struct cli_enum {
 #define CLI_REQUIRED 0x1 /* the command fails without it */
 #define CLI_NOT_SAVED 0x2 /* never in a saved file (restore refuses it) */
 #define CLI_COMMON 0x4	  /* left out of the one-line synopsis */
+/* Before the command words, every command accepts it and those without it
+ * ignore it (a wrapper may always pass --pin-dir); after them it is
+ * checked against the command's table like any option. */
+#define CLI_GLOBAL 0x8
 
 struct cli_opt {
 	const char *name; /* long name without "--"; NULL ends a table */
@@ -96,6 +100,16 @@ struct cli_opt {
 	 .type = CLI_FLAG,                                                    \
 	 .off = (offset),                                                     \
 	 .help = "what the " what " does and its options",                    \
+	 __VA_ARGS__}
+
+/* --version, in every program's global table: the parser knows it by
+ * this name (res->version) and the program prints cli_version(). */
+#define CLI_VERSION_NAME "version"
+#define CLI_OPT_VERSION(offset, ...)                                          \
+	{.name = CLI_VERSION_NAME,                                            \
+	 .type = CLI_FLAG,                                                    \
+	 .off = (offset),                                                     \
+	 .help = "print the version (the package's) and exit",               \
 	 __VA_ARGS__}
 
 /* cli_cmd.flags */
@@ -133,6 +147,7 @@ const struct cli_cmd *cli_cmd_at(const struct cli_prog *p, size_t i);
 struct cli_result {
 	int cmd;    /* index into the program's commands, -1 if none */
 	bool help;  /* --help given: print cli_help() and stop */
+	bool version; /* --version given: print cli_version() and stop */
 	int argc;   /* words after the command words */
 	char **argv;
 	char err[320]; /* why it failed, one line, no program name */
@@ -156,6 +171,8 @@ int cli_parse(const struct cli_prog *p, int argc, char **argv,
  */
 int cli_daemon(const struct cli_prog *p, int argc, char **argv, void *base);
 
+/* `PROG --version`: "PROG VERSION" (rm_version(), util.h) */
+void cli_version(FILE *f, const struct cli_prog *p);
 /* `PROG --help` (cmd NULL, or word1 to list one group) */
 void cli_usage(FILE *f, const struct cli_prog *p, const char *word1);
 /* `PROG CMD --help` */

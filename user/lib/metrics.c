@@ -11,6 +11,7 @@
 #include "health.h"
 #include "history.h"
 #include "metrics.h"
+#include "util.h"
 #include "state.h"
 #include "state_int.h"
 
@@ -417,7 +418,7 @@ static void write_build_info(FILE *f)
 	family(f, "ringmaster_build_info", "gauge",
 	       "Build of the tools that read the state; always 1.");
 	fprintf(f, "ringmaster_build_info{");
-	label(f, "version", RM_VERSION, true);
+	label(f, "version", rm_version(), true);
 	fprintf(f, "} 1\n");
 }
 

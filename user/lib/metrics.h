@@ -13,10 +13,6 @@
 #include <stdio.h>
 #include "state.h"
 
-#ifndef RM_VERSION
-#define RM_VERSION "unknown"
-#endif
-
 /* Write every metric of the state at pin_dir to f. 0, or -errno with
  * rm_errmsg() saying why (nothing useful was written then). */
 int rm_metrics_write(FILE *f, const char *pin_dir);

@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "ringmaster.skel.h"
 #include "state.h"
+#include "layout.h"
 #include "state_int.h"
 #include "vip_filter.h"
 
@@ -86,11 +87,39 @@ static int map_open_err(int err, const char *pin_dir, const char *name)
 
 /* Keys 0..n-1 of an array map: one batch call, or one call per key where
  * batching is unsupported. */
-int rm_array_read(int fd, __u32 n, size_t vsize, void *out)
+/* Values of an older layout are shorter (structs grow by appending): read
+ * them at their size, each zero-extended to vsize. */
+static int array_read_short(int fd, __u32 n, size_t vsize, __u32 pinned,
+			    void *out)
 {
-	__u32 *keys = malloc((size_t)n * sizeof(*keys)), count = n, batch;
+	char *tmp = calloc(n, pinned);
 	int err;
 
+	if (!tmp)
+		return -ENOMEM;
+	err = rm_array_read(fd, n, pinned, tmp);
+	for (__u32 i = 0; !err && i < n; i++) {
+		memset((char *)out + i * vsize, 0, vsize);
+		memcpy((char *)out + i * vsize, tmp + (size_t)i * pinned,
+		       pinned);
+	}
+	free(tmp);
+	return err;
+}
+
+int rm_array_read(int fd, __u32 n, size_t vsize, void *out)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), *keys, count = n, batch;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size > vsize)
+		return -EPROTO;
+	if (info.value_size < vsize)
+		return array_read_short(fd, n, vsize, info.value_size, out);
+	keys = malloc((size_t)n * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
 	err = bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, NULL);
@@ -318,8 +347,11 @@ int rm_state_create(const char *pin_dir, struct ringmaster_bpf **out)
 int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 			  struct ringmaster_bpf **out)
 {
+	char path[RM_PATH_MAX + RM_NAME_MAX];
 	struct ringmaster_bpf *skel = NULL;
+	struct rm_layout layout;
 	int lock_fd = -1, err;
+	bool fresh;
 
 	err = rm_bpffs_prepare(pin_dir);
 	if (err)
@@ -328,6 +360,10 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 	if (lock_fd < 0)
 		return rm_state_fail(lock_fd, "cannot lock %s: %s", pin_dir,
 			    strerror(-lock_fd));
+	/* a new state records its layout (layout.h); pins already there
+	 * keep the record they have, or lack */
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_NAME(CONFIG));
+	fresh = access(path, F_OK) != 0;
 	skel = ringmaster_bpf__open();
 	if (!skel) {
 		err = rm_state_fail(-errno, "cannot open the BPF object: %s",
@@ -362,6 +398,10 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 		goto out;
 	}
 	err = seed_init(bpf_map__fd(skel->maps.rm_config));
+	if (!err && fresh)
+		err = rm_layout_ours(&layout);
+	if (!err && fresh)
+		err = rm_layout_record(pin_dir, &layout);
 	if (err)
 		goto out;
 	/* the slot table may be new next to keys pinned by an older build:
@@ -482,13 +522,18 @@ int rm_lock_pin_dir(const char *pin_dir, enum rm_lock lock)
 	return fd;
 }
 
-/* The pinned maps must be the ones this build describes. */
+/* The pinned maps must be the ones this build describes; a reader takes
+ * values shorter than ours (an older layout: structs only grow by
+ * appending, rm_array_read() zero-extends), so `ringctl save` of a state
+ * from before an upgrade works (ringload attach --migrate). */
 static int check_map(struct rm_state *st, enum rm_map_id id, __u32 key,
-		     __u32 value)
+		     __u32 value, bool shorter_ok)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
+	if (st->fd[id] < 0)
+		return 0; /* an older layout's reader: not pinned then */
 	if (bpf_obj_get_info_by_fd(st->fd[id], &info, &len))
 		return rm_state_fail(-errno, "cannot inspect %s: %s", rm_map_names[id],
 			    strerror(errno));
@@ -496,11 +541,14 @@ static int check_map(struct rm_state *st, enum rm_map_id id, __u32 key,
 		st->tx_vsize = info.value_size;
 		value = info.value_size >= 4 ? info.value_size : 4;
 	}
+	if (shorter_ok && info.key_size == key && info.value_size < value)
+		return 0;
 	if (info.key_size != key || info.value_size != value)
 		return rm_state_fail(-EPROTO,
 			    "%s/%s does not match this build (key %u "
-			    "value %u, expected %u/%u): `ringctl save`, "
-			    "`ringload purge`, attach, `ringctl restore`",
+			    "value %u, expected %u/%u): an older layout; "
+			    "`ringload attach IFACE --migrate` moves the "
+			    "configuration over",
 			    st->pin_dir, rm_map_names[id], info.key_size,
 			    info.value_size, key, value);
 	return 0;
@@ -510,6 +558,7 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 {
 	char path[RM_PATH_MAX + RM_NAME_MAX];
 	struct stat sb;
+	bool ro;
 	int i, err;
 
 	memset(st, 0, sizeof(*st));
@@ -534,9 +583,17 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 			goto fail;
 		}
 	}
+	/* only a reader may meet an older layout: shorter values, and no
+	 * pin of a map added since (its fd stays -1; the configuration's
+	 * own maps must be there) */
+	ro = lock == RM_LOCK_NONE || lock == RM_LOCK_SH;
 	for (i = 0; i < RM_M_NR; i++) {
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, rm_map_names[i]);
 		st->fd[i] = bpf_obj_get(path);
+		if (st->fd[i] < 0 && errno == ENOENT && ro &&
+		    i != RM_M_CONFIG && i != RM_M_SVC_META && i != RM_M_NODES &&
+		    i != RM_M_SERVICES && i != RM_M_RINGS)
+			continue;
 		if (st->fd[i] < 0) {
 			err = map_open_err(-errno, pin_dir, rm_map_names[i]);
 			goto fail;
@@ -545,29 +602,30 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	st->ncpus = libbpf_num_possible_cpus();
 	err = st->ncpus > 0 ? 0 : rm_state_fail(-EIO, "cannot count possible CPUs");
 	if (!err)
-		err = check_map(st, RM_M_NODES, 4, sizeof(struct rm_node));
+		err = check_map(st, RM_M_NODES, 4, sizeof(struct rm_node), ro);
 	if (!err)
-		err =
-		    check_map(st, RM_M_SVC_META, 4, sizeof(struct rm_svc_meta));
+		err = check_map(st, RM_M_SVC_META, 4,
+				sizeof(struct rm_svc_meta), ro);
 	if (!err)
-		err = check_map(st, RM_M_CONFIG, 4, sizeof(struct rm_config));
+		err = check_map(st, RM_M_CONFIG, 4, sizeof(struct rm_config),
+				ro);
 	if (!err)
 		err = check_map(st, RM_M_SERVICES, sizeof(struct rm_svc_key),
-				sizeof(struct rm_svc));
+				sizeof(struct rm_svc), false);
 	if (!err)
-		err = check_map(st, RM_M_TX_PORTS, 4, 0);
+		err = check_map(st, RM_M_TX_PORTS, 4, 0, false);
 	if (!err)
 		err = check_map(st, RM_M_CONNS, sizeof(struct rm_conn_key4),
-				sizeof(struct rm_conn));
+				sizeof(struct rm_conn), ro);
 	if (!err)
 		err = check_map(st, RM_M_CONNS6, sizeof(struct rm_flow),
-				sizeof(struct rm_conn));
+				sizeof(struct rm_conn), ro);
 	if (!err)
 		err = check_map(st, RM_M_VIP_SLOTS, 4,
-				sizeof(struct rm_vip_slots));
+				sizeof(struct rm_vip_slots), false);
 	if (!err)
 		err = check_map(st, RM_M_CONN_IDX, 4,
-				sizeof(struct rm_conn_set));
+				sizeof(struct rm_conn_set), false);
 	if (err)
 		goto fail;
 	return 0;

@@ -49,4 +49,7 @@ static inline __u64 rm_splitmix64(__u64 *state)
 /* Does the name obey the ring's name rules (1..31 of [A-Za-z0-9._-])? */
 bool rm_name_valid(const char *name);
 
+/* "0.1.0": the package's version, from debian/changelog (version.c) */
+const char *rm_version(void);
+
 #endif

@@ -58,7 +58,8 @@
 #define OPT_PIN_DIR                                                          \
 	STR("pin-dir", pin_dir, RM_PATH_MAX - RM_NAME_MAX - 1, "DIR",            \
 	    "the director's pinned state (ringload attach --pin-dir)",       \
-	    .def = RM_DEFAULT_PIN_DIR, .flags = CLI_NOT_SAVED | CLI_COMMON)
+	    .def = RM_DEFAULT_PIN_DIR,                                          \
+	    .flags = CLI_NOT_SAVED | CLI_COMMON | CLI_GLOBAL)
 #define OPT_JSON                                                             \
 	FLAG("json", json, "print JSON, and nothing else, on stdout",        \
 	     .short_name = 'j', .flags = CLI_NOT_SAVED)
@@ -127,6 +128,7 @@ static const struct cli_opt global_opts[] = {
     FLAG("verbose", verbose, "libbpf's messages on stderr",
 	 .short_name = 'v', .flags = CLI_NOT_SAVED),
     CLI_OPT_HELP(F(help), "command", .flags = CLI_NOT_SAVED),
+    CLI_OPT_VERSION(F(version), .flags = CLI_NOT_SAVED),
     END};
 
 static const struct cli_opt ring_opts[] = {

@@ -77,6 +77,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringctl: %s\n", res.err);
 		return ret;
 	}
+	if (res.version) {
+		cli_version(stdout, &ctl_prog);
+		return RM_EXIT_OK;
+	}
 	if (res.cmd < 0) {
 		cli_usage(res.help ? stdout : stderr, &ctl_prog,
 			  res.argc ? res.argv[0] : NULL);

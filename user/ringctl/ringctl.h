@@ -12,7 +12,7 @@
 /* Every option of every command (commands.c says which command takes
  * which); a cli_* field says whether the option was given. */
 struct ctl_opts {
-	bool json, dry_run, verbose, help;
+	bool json, dry_run, verbose, help, version;
 	const char *pin_dir;
 	/* planning */
 	const char *nodes, *from, *to;

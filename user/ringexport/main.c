@@ -26,7 +26,7 @@
 
 struct export_opts {
 	const char *listen, *pin_dir, *decap_dir;
-	bool verbose, help;
+	bool verbose, help, version;
 };
 
 #define F(fld) offsetof(struct export_opts, fld)
@@ -51,6 +51,7 @@ static const struct cli_opt common_opts[] = {
      .help = "accepted for symmetry with the other tools (nothing more to "
 	     "say yet)"},
     CLI_OPT_HELP(F(help), "program"),
+    CLI_OPT_VERSION(F(version)),
     {0}};
 
 static const struct cli_cmd export_cmd[] = {

@@ -491,7 +491,7 @@ static void events(struct checker *c, int sfd, int timeout, bool *stop,
 /* The command line (main() copies it into the checker). */
 struct health_cli {
 	const char *pin_dir;
-	bool verbose, help;
+	bool verbose, help, version;
 };
 
 #define F(fld) offsetof(struct health_cli, fld)
@@ -505,6 +505,7 @@ static const struct cli_opt common_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "log every check result (and libbpf's messages)"},
     CLI_OPT_HELP(F(help), "program"),
+    CLI_OPT_VERSION(F(version)),
     {0}};
 
 static const struct cli_cmd health_cmd[] = {

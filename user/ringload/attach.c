@@ -97,6 +97,11 @@ int cmd_attach(struct load_opts *o)
 				  o->iface);
 	if (strlen(o->iface) >= RM_IFNAME_MAX)
 		return load_error(RM_EXIT_USAGE, "interface name too long");
+	/* pins of another layout are never loaded over */
+	ret = layout_check(o);
+	if (ret >= 0)
+		return ret;
+	ret = RM_EXIT_RUNTIME;
 	/* creates the state, or checks the pinned one (a connection table
 	 * of another size than --conn-table asks for is refused) */
 	if (rm_state_create_sized(o->pin_dir, o->conn_table.val, NULL))

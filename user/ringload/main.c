@@ -19,7 +19,7 @@
 #define OPT_PIN_DIR                                                          \
 	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
 	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
-	 .def = RM_DEFAULT_PIN_DIR, .flags = CLI_COMMON,                     \
+	 .def = RM_DEFAULT_PIN_DIR, .flags = CLI_COMMON | CLI_GLOBAL,        \
 	 .help = "where the maps are pinned; interfaces attached with the "  \
 		 "same DIR share them"}
 
@@ -33,7 +33,7 @@ static const struct cli_word modes[] = {{"auto", LOAD_AUTO},
 #define OPT_DECAP_PIN_DIR                                                    \
 	{.name = "pin-dir", .type = CLI_STRING, .off = F(pin_dir),           \
 	 .max = RM_PATH_MAX - RM_NAME_MAX - 1, .arg = "DIR",                 \
-	 .def = RM_DECAP_PIN_DIR, .flags = CLI_COMMON,                       \
+	 .def = RM_DECAP_PIN_DIR, .flags = CLI_COMMON | CLI_GLOBAL,          \
 	 .help = "where the decapsulator's maps are pinned"}
 #define OPT_JSON                                                             \
 	{.name = "json", .short_name = 'j', .type = CLI_FLAG, .off = F(json), \
@@ -48,6 +48,7 @@ static const struct cli_opt global_opts[] = {
     {.name = "verbose", .short_name = 'v', .type = CLI_FLAG, .off = F(verbose),
      .help = "libbpf's and libxdp's messages on stderr"},
     CLI_OPT_HELP(F(help), "command"),
+    CLI_OPT_VERSION(F(version)),
     {0}};
 
 #define OPT_SLOT(what, req, dflt)                                            \
@@ -70,6 +71,12 @@ static const struct cli_opt attach_opts[] = {
     {.name = "reuse", .type = CLI_FLAG, .off = F(reuse),
      .help = "if IFACE already runs the director of this DIR, leave it and "
 	     "succeed (a service restart keeps the traffic flowing)"},
+    {.name = "migrate", .type = CLI_FLAG, .off = F(migrate),
+     .help = "if DIR holds another layout of the pinned maps (an older "
+	     "release's), move its state over: ringctl save, detach every "
+	     "interface, purge, restore, the connection table where it "
+	     "fits, attach them again (traffic stops meanwhile); without "
+	     "it such an attach is refused"},
     OPT_PIN_DIR,
     {0}};
 
@@ -85,6 +92,8 @@ static const struct cli_opt status_opts[] = {
     {0}};
 
 static const struct cli_opt purge_opts[] = {OPT_PIN_DIR, {0}};
+
+static const struct cli_opt migrate_opts[] = {OPT_PIN_DIR, {0}};
 
 static const struct cli_opt chain_add_opts[] = {
     OPT_SLOT("the slot to put the program in (empty; run in slot order)",
@@ -160,6 +169,13 @@ static const struct load_cmd commands[] = {
       "configuration)",
       purge_opts, 0},
      cmd_purge, false},
+    {{"migrate", NULL,
+      "if DIR holds another layout of the pinned maps (an older "
+      "release's), move its state over as attach --migrate does and attach "
+      "again the interfaces that ran it; else do nothing (the package's "
+      "upgrade runs it)",
+      migrate_opts, 0},
+     cmd_migrate, false},
     {{"chain add", "IFACE OBJ[:PROG]",
       "load XDP program PROG (default: the first) of the ELF object OBJ "
       "into a slot of IFACE's chain; its maps are pinned under DIR",
@@ -201,6 +217,9 @@ static const struct cli_prog load_prog = {
 	      "detach. To resize the connection table: ringctl save, detach "
 	      "all, purge,\n"
 	      "attach --conn-table N, ringctl restore.\n"
+	      "Over pins of another layout (an older release's), attach "
+	      "refuses;\n"
+	      "attach --migrate moves the state over.\n"
 	      "Exit status: 0 ok, 1 runtime failure, 2 usage.\n",
 };
 
@@ -238,6 +257,10 @@ int main(int argc, char **argv)
 	ret = cli_parse(&load_prog, argc, argv, 0, &o, &res);
 	if (ret)
 		return load_error(ret, "%s", res.err);
+	if (res.version) {
+		cli_version(stdout, &load_prog);
+		return RM_EXIT_OK;
+	}
 	if (res.cmd < 0) {
 		cli_usage(res.help ? stdout : stderr, &load_prog, NULL);
 		return res.help ? RM_EXIT_OK : RM_EXIT_USAGE;

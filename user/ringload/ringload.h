@@ -17,8 +17,9 @@ struct load_opts {
 	const char *pin_dir;
 	const char *iface;
 	struct cli_enum mode; /* enum load_mode */
-	bool json, purge, verbose, help;
+	bool json, purge, verbose, help, version;
 	bool reuse; /* attach: already attached from this pin dir is fine */
+	bool migrate; /* attach: over another layout, move the state over */
 	struct cli_u32 conn_table; /* 0: the default, or as pinned */
 	/* decap attach: the senders' prefixes, "A[/LEN][,B...]", and the
 	 * second-chance next hops' (NULL: allow_src's) */
@@ -39,6 +40,13 @@ int load_error(int code, const char *fmt, ...)
 int cmd_attach(struct load_opts *o);
 int cmd_detach(struct load_opts *o);
 int cmd_purge(struct load_opts *o);
+
+/* migrate.c: the pins' layout against ours (user/lib/layout.h). -1: the
+ * same (or no state yet), attach goes on; else the exit code (refused,
+ * or --migrate done: the state moved over and the interfaces attached). */
+int layout_check(struct load_opts *o);
+/* ringload migrate: that, for the interfaces attached only (postinst) */
+int cmd_migrate(struct load_opts *o);
 
 /* ifaces.c: the rm_ifaces registry and what is really attached */
 int ifaces_open(const char *pin_dir, bool create);

@@ -252,7 +252,7 @@ struct sync_cli {
 	    *password_file, *bird_socket, *bird_protocol, *ringctl, *ringload,
 	    *birdc;
 	struct cli_u32 fresh_s, interval_ms, backoff_max_ms, timeout_ms;
-	bool help;
+	bool help, version;
 };
 
 #define F(fld) offsetof(struct sync_cli, fld)
@@ -312,6 +312,7 @@ static const struct cli_opt sync_opts_table[] = {
 
 static const struct cli_opt common_opts[] = {
     CLI_OPT_HELP(F(help), "program"),
+    CLI_OPT_VERSION(F(version)),
     {0}};
 
 static const struct cli_cmd sync_cmd[] = {
