@@ -173,6 +173,40 @@ tally()
 		END { print n + 0, r + 0, e + 0, st + 0, m + 0 }' "$W/$1.out"
 }
 
+# counters: "NAME VALUE" of every counter, the nodes' decap counters
+# summed ("node NAME") and the directors' ("dirK NAME").
+counters()
+{
+	local i k
+	{
+		for ((i = 1; i <= FL_N; i++)); do
+			gf_decap "$i" status --json | grep -o '"counters":{[^}]*}' |
+				grep -o '"[a-z0-9-]*":[0-9]*' | sed 's/^/node /'
+		done
+		for k in 1 2; do
+			fleet_ctl "$k" stats --json | grep -o '"counters":{[^}]*}' |
+				grep -o '"[a-z0-9-]*":[0-9]*' | sed "s/^/dir$k /"
+		done
+	} | tr -d '"' | awk -F'[ :]' '{ n[$1 " " $2] += $3 }
+		END { for (c in n) print c, n[c] }' | sort
+}
+
+# grown BEFORE AFTER: "NAME=GROWTH" of every counter that moved, NAME
+# as "node:NAME" or "dirK:NAME".
+grown()
+{
+	join <(sed 's/ /:/' "$1") <(sed 's/ /:/' "$2") |
+		awk '$3 != $2 { printf "%s=%d ", $1, $3 - $2 }'
+}
+
+# got GROWN NAME: NAME's growth in GROWN (0 if it did not move).
+got()
+{
+	local v
+	v=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p")
+	echo "${v:-0}"
+}
+
 # moved BEFORE AFTER: ports whose node differs ("SPORT" lines).
 moved()
 {
@@ -185,6 +219,10 @@ ok=1
 for k in 1 2; do
 	fleet_load "$k" attach d-up --mode native >/dev/null || ok=0
 	fleet_ctl "$k" seed --set "$FL_SEED" >/dev/null || ok=0
+	# no history while the services are built node by node (a new
+	# state remembers 15 minutes): each scenario's first change is its
+	# services' first remembered generation
+	window "$k" 0 || ok=0
 	fleet_ctl "$k" config --encap-src4 "${GF_SRC[k]}" >/dev/null || ok=0
 	for p in $P1OFF $P1ON $P2 $P3 $P4; do
 		fleet_ctl "$k" service add "s$p" --vip "$FL_VIP4" --port "$p" \
@@ -230,7 +268,7 @@ run()
 # ---- 1. off: the problem --------------------------------------------------
 sc1_off()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	window 1 0
 	window 2 0
 	scenario1 s1off $P1OFF
@@ -245,14 +283,18 @@ sc1_off()
 # ---- 1. on: second chance -----------------------------------------------
 sc1_on()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	window 1 "$WINDOW_ON"
 	window 2 "$WINDOW_ON"
 	# new connections of scenario 5: their owner before the change
 	e2e_alloc_sports "$N_OTHER"
 	B5=$E2E_SPORT
 	lookups 2 "s$P1ON" "$B5" "$N_OTHER" >"$W/s5.before"
+	counters >"$W/c1.before"
 	scenario1 s1on $P1ON
+	counters >"$W/c1.after"
+	g=$(grown "$W/c1.before" "$W/c1.after")
+	e2e_log "on: counters: $g"
 	read -r n r e st mg < <(tally s1on)
 	e2e_log "on: $n connections, $MOVED changed owner, $r reset, $e with errors, $st gaps >= $STALL_MS ms, longest gap $mg ms"
 	[ "$HAVE_SC" -eq 1 ] || e2e_fail "on: second chance is not in this build (no ringctl config --handover-window)"
@@ -262,12 +304,19 @@ sc1_on()
 		"$r $e $st" "0 0 0"
 	e2e_expect_eq "on: every connection still echoed to the end by its original node ($(grep -c 'status=ok' "$W/s1on.out") ok)" \
 		"$(grep -c ' status=ok ' "$W/s1on.out")" "$N1"
+	e2e_check "on: B sent hop lists, nodes forwarded to each other and found the sockets ($(got "$g" dir2:hop-list-sent), $(got "$g" node:sc-forwarded), $(got "$g" node:sc-local-socket))" \
+		test "$(got "$g" dir2:hop-list-sent)" -gt 0 -a \
+		"$(got "$g" node:sc-forwarded)" -gt 0 -a \
+		"$(got "$g" node:sc-local-socket)" -gt 0
+	e2e_expect_eq "on: no hop-list packet dropped by a node (malformed, loop, not allowed, TTL)" \
+		"$(got "$g" node:dropped-hops-malformed) $(got "$g" node:dropped-hop-loop) $(got "$g" node:dropped-hop-not-allowed) $(got "$g" node:dropped-hop-ttl)" \
+		"0 0 0 0"
 }
 
 # ---- 5. new connections after the change ---------------------------------
 sc5()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	lookups 2 "s$P1ON" "$B5" "$N_OTHER" >"$W/s5.want"
 	hold_start s5 $P1ON "$N_OTHER" "$B5" 200 3000 ||
 		e2e_fail "new: $N_OTHER connections through B"
@@ -284,7 +333,7 @@ sc5()
 # ---- 4. two changes in a row ---------------------------------------------
 sc4()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	e2e_alloc_sports 200
 	B4=$E2E_SPORT
 	route_to 1
@@ -334,7 +383,7 @@ idle_check()
 # ---- 2. one director's table lost ----------------------------------------
 sc2()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	e2e_alloc_sports "$N_OTHER"
 	BASE=$E2E_SPORT
 	route_to 1
@@ -358,7 +407,7 @@ sc2()
 # ---- 3. a flood evicts the entries of idle connections --------------------
 sc3()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g
 	e2e_alloc_sports "$N_OTHER"
 	BASE=$E2E_SPORT
 	hold_start s3 $P3 "$N_OTHER" "$BASE" $((IDLE3_S * 1000)) 5000 ||
