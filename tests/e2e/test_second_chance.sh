@@ -52,7 +52,7 @@ N_OTHER=${N_OTHER:-100} # scenarios 2, 3, 5; 4 takes 200
 HOLD_AFTER=${HOLD_AFTER:-10} # seconds held after the change
 STALL_MS=${STALL_MS:-2000} # an echo gap this long is a stall
 IDLE_S=${IDLE_S:-15}   # scenario 2: seconds between two messages
-IDLE3_S=${IDLE3_S:-25} # scenario 3: the same (the flood takes longer)
+IDLE3_S=${IDLE3_S:-30} # scenario 3: the same (the flood takes longer)
 SMALL_TABLE=1024       # scenario 2/3: A's table after the resize
 WINDOW_ON=${WINDOW_ON:-15m}
 CLIENT=198.18.200.2
@@ -173,6 +173,40 @@ tally()
 		END { print n + 0, r + 0, e + 0, st + 0, m + 0 }' "$W/$1.out"
 }
 
+# counters: "NAME VALUE" of every counter, the nodes' decap counters
+# summed ("node NAME") and the directors' ("dirK NAME").
+counters()
+{
+	local i k
+	{
+		for ((i = 1; i <= FL_N; i++)); do
+			gf_decap "$i" status --json | grep -o '"counters":{[^}]*}' |
+				grep -o '"[a-z0-9-]*":[0-9]*' | sed 's/^/node /'
+		done
+		for k in 1 2; do
+			fleet_ctl "$k" stats --json | grep -o '"counters":{[^}]*}' |
+				grep -o '"[a-z0-9-]*":[0-9]*' | sed "s/^/dir$k /"
+		done
+	} | tr -d '"' | awk -F'[ :]' '{ n[$1 " " $2] += $3 }
+		END { for (c in n) print c, n[c] }' | sort
+}
+
+# grown BEFORE AFTER: "NAME=GROWTH" of every counter that moved, NAME
+# as "node:NAME" or "dirK:NAME".
+grown()
+{
+	join <(sed 's/ /:/' "$1") <(sed 's/ /:/' "$2") |
+		awk '$3 != $2 { printf "%s=%d ", $1, $3 - $2 }'
+}
+
+# got GROWN NAME: NAME's growth in GROWN (0 if it did not move).
+got()
+{
+	local v
+	v=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p")
+	echo "${v:-0}"
+}
+
 # moved BEFORE AFTER: ports whose node differs ("SPORT" lines).
 moved()
 {
@@ -185,6 +219,10 @@ ok=1
 for k in 1 2; do
 	fleet_load "$k" attach d-up --mode native >/dev/null || ok=0
 	fleet_ctl "$k" seed --set "$FL_SEED" >/dev/null || ok=0
+	# no history while the services are built node by node (a new
+	# state remembers 15 minutes): each scenario's first change is its
+	# services' first remembered generation
+	window "$k" 0 || ok=0
 	fleet_ctl "$k" config --encap-src4 "${GF_SRC[k]}" >/dev/null || ok=0
 	for p in $P1OFF $P1ON $P2 $P3 $P4; do
 		fleet_ctl "$k" service add "s$p" --vip "$FL_VIP4" --port "$p" \
@@ -230,7 +268,7 @@ run()
 # ---- 1. off: the problem --------------------------------------------------
 sc1_off()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	window 1 0
 	window 2 0
 	scenario1 s1off $P1OFF
@@ -245,14 +283,18 @@ sc1_off()
 # ---- 1. on: second chance -----------------------------------------------
 sc1_on()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	window 1 "$WINDOW_ON"
 	window 2 "$WINDOW_ON"
 	# new connections of scenario 5: their owner before the change
 	e2e_alloc_sports "$N_OTHER"
 	B5=$E2E_SPORT
 	lookups 2 "s$P1ON" "$B5" "$N_OTHER" >"$W/s5.before"
+	counters >"$W/c1.before"
 	scenario1 s1on $P1ON
+	counters >"$W/c1.after"
+	g=$(grown "$W/c1.before" "$W/c1.after")
+	e2e_log "on: counters: $g"
 	read -r n r e st mg < <(tally s1on)
 	e2e_log "on: $n connections, $MOVED changed owner, $r reset, $e with errors, $st gaps >= $STALL_MS ms, longest gap $mg ms"
 	[ "$HAVE_SC" -eq 1 ] || e2e_fail "on: second chance is not in this build (no ringctl config --handover-window)"
@@ -262,12 +304,22 @@ sc1_on()
 		"$r $e $st" "0 0 0"
 	e2e_expect_eq "on: every connection still echoed to the end by its original node ($(grep -c 'status=ok' "$W/s1on.out") ok)" \
 		"$(grep -c ' status=ok ' "$W/s1on.out")" "$N1"
+	# the node with the socket is the last hop (the oldest owner): it
+	# delivers without a lookup (sc-local-exhausted); a first hop with
+	# the socket counts sc-local-socket
+	e2e_check "on: B sent hop lists, nodes forwarded them to each other and delivered them ($(got "$g" dir2:hop-list-sent) sent, $(got "$g" node:sc-forwarded) forwarded, $(($(got "$g" node:sc-local-socket) + $(got "$g" node:sc-local-exhausted))) delivered)" \
+		test "$(got "$g" dir2:hop-list-sent)" -gt 0 -a \
+		"$(got "$g" node:sc-forwarded)" -gt 0 -a \
+		$(($(got "$g" node:sc-local-socket) + $(got "$g" node:sc-local-exhausted))) -gt 0
+	e2e_expect_eq "on: no hop-list packet dropped by a node (malformed, loop, not allowed, TTL)" \
+		"$(got "$g" node:dropped-hops-malformed) $(got "$g" node:dropped-hop-loop) $(got "$g" node:dropped-hop-not-allowed) $(got "$g" node:dropped-hop-ttl)" \
+		"0 0 0 0"
 }
 
 # ---- 5. new connections after the change ---------------------------------
 sc5()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	lookups 2 "s$P1ON" "$B5" "$N_OTHER" >"$W/s5.want"
 	hold_start s5 $P1ON "$N_OTHER" "$B5" 200 3000 ||
 		e2e_fail "new: $N_OTHER connections through B"
@@ -284,7 +336,7 @@ sc5()
 # ---- 4. two changes in a row ---------------------------------------------
 sc4()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	e2e_alloc_sports 200
 	B4=$E2E_SPORT
 	route_to 1
@@ -294,7 +346,8 @@ sc4()
 	add_node "s$P4" 5 1 2 || e2e_fail "two: node5 added"
 	sleep 1
 	route_to 2
-	sleep "$HOLD_AFTER"
+	# every connection sends 25 chunks in these 5 s
+	sleep 5
 	hold_stop s4
 	lookups 2 "s$P4" "$B4" 200 >"$W/s4.gen2"
 	old=$(moved "$W/s4.orig" "$W/s4.gen2" | wc -l)
@@ -334,7 +387,7 @@ idle_check()
 # ---- 2. one director's table lost ----------------------------------------
 sc2()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	e2e_alloc_sports "$N_OTHER"
 	BASE=$E2E_SPORT
 	route_to 1
@@ -358,7 +411,7 @@ sc2()
 # ---- 3. a flood evicts the entries of idle connections --------------------
 sc3()
 {
-	local n r e st mg old twice m ok held left round cpu pass
+	local n r e st mg old twice m ok held left round cpu pass g flood_pid
 	e2e_alloc_sports "$N_OTHER"
 	BASE=$E2E_SPORT
 	hold_start s3 $P3 "$N_OTHER" "$BASE" $((IDLE3_S * 1000)) 5000 ||
@@ -374,23 +427,27 @@ sc3()
 	# after 4 x 4500 such flows). So each range of 200 flows is sent
 	# three times (referenced too: the active list fills with them and
 	# is rotated), range after range, until the connections' entries are
-	# gone (measured: after the third range). One sender per CPU: each
+	# gone (measured: after the third range). Senders on each CPU: each
 	# CPU evicts from its own LRU list. Bounded: 8 ranges, 3 x 2 x 200
-	# packets and 3 x 5 s each at most, and the idle time.
+	# packets and 5 s each at most, and the idle time.
 	round=0
 	left=$held
+	flood_pid=()
 	while [ "$left" -gt 0 ] && [ "$round" -lt 8 ] &&
 		[ $((SECONDS - t_ready)) -lt $((IDLE3_S - 6)) ]; do
-		for pass in 1 2 3; do
-			for cpu in 0 1; do
+		# the three sends of a range at once: one process start each
+		# instead of three in a row on a busy machine
+		for cpu in 0 1; do
+			for pass in 1 2 3; do
 				ip netns exec "$FL_CLIENT_NS" taskset -c "$cpu" \
 					timeout 5 hping3 -q -A -a "198.18.200.25$cpu" \
 					-s $((1024 + round * 200)) -p "$P3" -i u20 \
 					-c 200 "$FL_VIP4" >"$W/flood$cpu.$pass.log" 2>&1 &
-				flood_pid[cpu]=$!
+				flood_pid+=($!)
 			done
-			wait "${flood_pid[0]}" "${flood_pid[1]}" 2>/dev/null
 		done
+		wait "${flood_pid[@]}" 2>/dev/null
+		flood_pid=()
 		round=$((round + 1))
 		left=$(in_table 1 "s$P3" "$BASE" "$N_OTHER")
 	done

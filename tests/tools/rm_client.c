@@ -17,7 +17,8 @@
  * then on each keep sending a chunk and checking that the identical bytes
  * come back, for S seconds. One line per connection at the end:
  *   SRCADDR SPORT NODE bytes=B chunks=C errors=E resets=R status=S max_gap_ms=G
- * G is the longest time between two echoes received (an interruption).
+ * G is the longest time between two echoes received (an interruption),
+ * or from the last echo to the end while one was awaited.
  * status is ok (no error), degraded (stalled but alive), reset, eof,
  * mismatch or an errno text. A connection that the director moves to
  * another node is reset by that node, so resets are the number to watch.
@@ -640,6 +641,13 @@ static void run_hold(struct flow *flows, long n)
 		}
 	}
 	for (long i = 0; i < n; i++) {
+		struct flow *f = &flows[i];
+
+		/* still waiting for an echo at the end: that wait is a gap
+		 * too (a connection stuck since its last echo shows it) */
+		if (f->state == S_HOLD && f->sent > f->recvd &&
+		    now_ms() - f->last_echo > f->max_gap)
+			f->max_gap = now_ms() - f->last_echo;
 		if (flows[i].state == S_HOLD) {
 			close_rst(flows[i].fd);
 			flows[i].fd = -1;
