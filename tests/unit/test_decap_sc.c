@@ -18,9 +18,9 @@
  *                frame untouched
  *   request      a handshake in progress (a request socket): its ACK is
  *                delivered
- *   syncookie    a listener with a real SYN cookie outstanding: the ACK
- *                completing it is delivered, one with a stale cookie is
- *                forwarded
+ *   syncookie    a listener with a real SYN cookie outstanding (IPv4 and
+ *                IPv6): the ACK completing it is delivered, one with a
+ *                stale cookie is forwarded
  *   forwarding   forwarding off on the ingress interface: delivered, counted
  *   truncation   every hop-list frame cut at every length: never forwarded,
  *                never decapsulated
@@ -628,10 +628,10 @@ static __u16 tcp4_csum(const struct tcp_raw *th, const char *src,
 	return ~s & 0xffff;
 }
 
-/* Send a SYN CLIENT4:COOKIE_PORT -> VIP4:VIP_PORT with sequence isn from
- * a raw socket while the namespace answers every SYN with a cookie, and
- * read the SYN-ACK's sequence (the cookie). 0, or -1. */
-static int syn_cookie(__u32 isn, __u32 *cookie)
+/* Send a SYN client:COOKIE_PORT -> VIP:VIP_PORT (family fam) with
+ * sequence isn from a raw socket while the namespace answers every SYN
+ * with a cookie, and read the SYN-ACK's sequence (the cookie). 0, or -1. */
+static int syn_cookie(int fam, __u32 isn, __u32 *cookie)
 {
 	struct tcp_raw th = {.sport = htons(COOKIE_PORT),
 			     .dport = htons(VIP_PORT),
@@ -639,25 +639,32 @@ static int syn_cookie(__u32 isn, __u32 *cookie)
 			     .doff = 5 << 4,
 			     .flags = DP_TCP_SYN,
 			     .win = htons(65535)};
+	const char *cli = fam == 6 ? CLIENT6 : CLIENT4;
+	const char *vip = fam == 6 ? VIP6 : VIP4;
 	struct timeval tmo = {5, 0};
 	struct sockaddr_storage ss;
 	socklen_t len;
 	__u8 buf[256];
-	int fd, i, rc = -1;
+	int fd, i, rc = -1, csum_off = 16;
 
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
+	fd = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_TCP);
 	if (fd < 0)
 		return -1;
-	len = sockaddr_of(4, CLIENT4, 0, &ss);
+	len = sockaddr_of(fam, cli, 0, &ss);
 	if (bind(fd, (struct sockaddr *)&ss, len) ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)))
 		goto out;
-	th.check = htons(tcp4_csum(&th, CLIENT4, VIP4));
-	len = sockaddr_of(4, VIP4, 0, &ss);
+	/* IPv6: the kernel fills the checksum in */
+	if (fam == 4)
+		th.check = htons(tcp4_csum(&th, cli, vip));
+	else if (setsockopt(fd, IPPROTO_IPV6, IPV6_CHECKSUM, &csum_off,
+			    sizeof(csum_off)))
+		goto out;
+	len = sockaddr_of(fam, vip, 0, &ss);
 	if (sendto(fd, &th, sizeof(th), 0, (struct sockaddr *)&ss, len) !=
 	    sizeof(th))
 		goto out;
-	/* the raw socket sees every TCP packet to CLIENT4: bounded */
+	/* the raw socket sees every TCP packet to the client: bounded */
 	for (i = 0; i < 64; i++) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		const struct tcp_raw *r;
@@ -665,7 +672,8 @@ static int syn_cookie(__u32 isn, __u32 *cookie)
 
 		if (n < 0)
 			break;
-		ihl = (buf[0] & 0xf) * 4;
+		/* IPv4 raw sockets read the IP header too, IPv6 ones not */
+		ihl = fam == 6 ? 0 : (buf[0] & 0xf) * 4u;
 		if ((size_t)n < ihl + sizeof(*r))
 			continue;
 		r = (const void *)(buf + ihl);
@@ -683,24 +691,28 @@ out:
 	return rc;
 }
 
+static const struct sc_case cookie_cases[2] = {
+    {"syncookie v4", T4(COOKIE_PORT, ACK), 4, H4, 1, M_OK, 0, PASS,
+     RM_DCNT_SC_LOCAL_COOKIE, LOCAL},
+    {"syncookie v6", T6(COOKIE_PORT, ACK), 6, H6, 1, M_OK, 0, PASS,
+     RM_DCNT_SC_LOCAL_COOKIE, LOCAL},
+};
+
 /* The ACK completing the handshake as the director would send it on:
- * the inner packet with the given sequence and acknowledgement. */
-static size_t cookie_frame(__u32 seq, __u32 ack, __u8 *in, __u8 *out,
-			   size_t *out_len, size_t *gue)
+ * the inner packet of c with the given sequence and acknowledgement. */
+static size_t cookie_frame(const struct sc_case *c, __u32 seq, __u32 ack,
+			   __u8 *in, __u8 *out, size_t *out_len, size_t *gue)
 {
-	static const struct sc_case c = {
-	    "syncookie", T4(COOKIE_PORT, ACK), 4, H4, 1, M_OK, 0, 0, 0,
-	    OUT_LOCAL};
 	static struct dp_pkt p;
 	__u8 *th;
 	size_t len;
 
-	dp_build(&c.s, &p);
-	th = p.b + p.l2_len + 20;
+	dp_build(&c->s, &p);
+	th = p.b + p.l2_len + (c->s.family == 6 ? 40 : 20);
 	memcpy(th + 4, &(__be32){htonl(seq)}, 4);
 	memcpy(th + 8, &(__be32){htonl(ack)}, 4);
-	len = sc_frame(&c, &p, in, gue);
-	*out_len = expect(&c, &p, in, len, *gue, out);
+	len = sc_frame(c, &p, in, gue);
+	*out_len = expect(c, &p, in, len, *gue, out);
 	return len;
 }
 
@@ -760,9 +772,7 @@ static void test_request_sock(void **state)
 static void test_syncookie(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX], fwd[DP_PKT_MAX];
-	struct sc_case c = {"stale cookie", T4(COOKIE_PORT, ACK), 4, H4, 1,
-			    M_OK, 0, REDIR, RM_DCNT_SC_FORWARD, FWD};
-	__u32 isn = 0x1000, cookie = 0;
+	__u32 isn = 0x1000, cookie[2] = {0};
 	size_t in_len, out_len, gue;
 	int failed = 0;
 
@@ -770,18 +780,29 @@ static void test_syncookie(void **state)
 	/* 2: every SYN gets a cookie (and the listener remembers it sent
 	 * some, which the helper wants) */
 	assert_int_equal(system("sysctl -qw net.ipv4.tcp_syncookies=2"), 0);
-	assert_int_equal(syn_cookie(isn, &cookie), 0);
-	in_len = cookie_frame(isn + 1, cookie + 1, in, out, &out_len, &gue);
-	failed += run_check("syncookie completes", in, in_len, PASS,
-			    RM_DCNT_SC_LOCAL_COOKIE, out, out_len);
-	/* the cookie's time counter (top 8 bits) long past: invalid */
-	in_len = cookie_frame(isn + 1, cookie + 1 + 0x10000000u, in, out,
-			      &out_len, &gue);
-	expect_fwd(&c, in, in_len, gue, fwd);
-	failed += run_check(c.desc, in, in_len, c.verdict, c.counter, fwd,
-			    in_len);
+	for (int f = 0; f < 2; f++) {
+		struct sc_case c = cookie_cases[f];
+
+		assert_int_equal(syn_cookie(c.ofam, isn, &cookie[f]), 0);
+		in_len = cookie_frame(&c, isn + 1, cookie[f] + 1, in, out,
+				      &out_len, &gue);
+		failed += run_check(c.desc, in, in_len, c.verdict, c.counter,
+				    out, out_len);
+		/* the cookie's time counter (top 8 bits) long past:
+		 * invalid, so only the listener is here: forwarded */
+		c.desc = c.ofam == 6 ? "stale cookie v6" : "stale cookie v4";
+		c.verdict = REDIR;
+		c.counter = RM_DCNT_SC_FORWARD;
+		c.out = FWD;
+		in_len = cookie_frame(&c, isn + 1, cookie[f] + 1 + 0x10000000u,
+				      in, out, &out_len, &gue);
+		expect_fwd(&c, in, in_len, gue, fwd);
+		failed += run_check(c.desc, in, in_len, c.verdict, c.counter,
+				    fwd, in_len);
+	}
 	assert_int_equal(system("sysctl -qw net.ipv4.tcp_syncookies=1"), 0);
-	print_message("syncookie: cookie %08x, %d failed\n", cookie, failed);
+	print_message("syncookie: cookies %08x (v4) %08x (v6), %d failed\n",
+		      cookie[0], cookie[1], failed);
 	assert_int_equal(failed, 0);
 }
 
