@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include "dc_fixture.h"
+#include "dc_sockets.h"
 
 #define HOP4 "198.19.0.6" /* the next node, neighbour on sc0 */
 #define HOP6 "2001:db8:100::6"
@@ -48,10 +49,8 @@
 #define DENIED6 "2001:db8:77::1"
 #define OTHER4 "198.19.0.9" /* another address of this host */
 #define OTHER6 "2001:db8:100::9"
-#define VIP_PORT 80
 #define EST_PORT 40000	  /* client port of the established connection */
 #define TW_PORT 40002	  /* of the connection in time-wait */
-#define COOKIE_PORT 40003 /* of the SYN-cookie handshake */
 #define REQ_CLIENT4 "198.18.201.7" /* its SYN-ACKs leave by sc0, unanswered */
 #define REQ_PORT 40004
 
@@ -86,90 +85,6 @@ static int keep_fd(int fd)
 		fds[n_fds++] = fd;
 	return fd;
 }
-
-static socklen_t sockaddr_of(int family, const char *addr, __u16 port,
-			     struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == 6) {
-		struct sockaddr_in6 *a = (void *)ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		dp_addr(6, addr, (__u8 *)&a->sin6_addr);
-		return sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (void *)ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		dp_addr(4, addr, (__u8 *)&a->sin_addr);
-		return sizeof(*a);
-	}
-}
-
-/* A TCP socket bound to addr:port. */
-static int tcp_bound(int family, const char *addr, __u16 port)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(family, addr, port, &ss);
-	int fd = socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0),
-	    one = 1;
-
-	if (fd < 0)
-		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (family == 6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&ss, len)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* A real connection client:cport -> listener lfd at VIP:VIP_PORT; the
- * server's side of it in *srv. */
-static int tcp_connect(int family, int lfd, __u16 cport, int *srv)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(family, family == 6 ? VIP6 : VIP4,
-				    VIP_PORT, &ss);
-	int c = tcp_bound(family, family == 6 ? CLIENT6 : CLIENT4, cport);
-
-	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
-		return -1;
-	*srv = accept(lfd, NULL, NULL);
-	return *srv < 0 ? -1 : c;
-}
-
-/* 1 once /proc/net/tcp shows VIP4:VIP_PORT <- client:port in state st. */
-static int tcp4_state_is(const char *client, __u16 port, unsigned st)
-{
-	char line[256], want[64];
-	__u32 vip, cli;
-	unsigned s;
-	FILE *f = fopen("/proc/net/tcp", "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	dp_addr(4, VIP4, (__u8 *)&vip);
-	dp_addr(4, client, (__u8 *)&cli);
-	snprintf(want, sizeof(want), "%08X:%04X %08X:%04X", vip, VIP_PORT, cli,
-		 port);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *at = strstr(line, want);
-
-		found = at && sscanf(at + strlen(want), " %x", &s) == 1 &&
-			s == st;
-	}
-	fclose(f);
-	return found;
-}
-
-#define TCP_SYN_RECV 3 /* as /proc/net/tcp shows a request socket */
-#define TCP_TIME_WAIT 6
 
 /* The node's sockets: listeners on the VIPs, an established connection
  * from each client address, one in time-wait (the server closed first). */
@@ -370,18 +285,6 @@ static const struct sc_case cases[] = {
 };
 // clang-format on
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
-
-/* Sum of 16-bit words, unfolded. */
-static __u32 sum16(const __u8 *d, size_t n, __u32 s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (d[i] << 8) | d[i + 1];
-	if (n & 1)
-		s += d[n - 1] << 8;
-	return s;
-}
 
 /* The UDP checksum of the frame's outer datagram (IP header at ETH_HLEN,
  * of family fam), computed over its pseudo header and data. */
@@ -603,94 +506,7 @@ static void test_forwarding_off(void **state)
 	assert_int_equal(failed, 0);
 }
 
-/* ---- SYN cookies: a real handshake's cookie from the kernel --------- */
-struct tcp_raw {
-	__be16 sport, dport;
-	__be32 seq, ack;
-	__u8 doff, flags;
-	__be16 win, check, urg;
-};
-
-/* TCP checksum of th (20 bytes, no data) from src to dst (IPv4). */
-static __u16 tcp4_csum(const struct tcp_raw *th, const char *src,
-		       const char *dst)
-{
-	__u8 ph[12] = {0};
-	__u32 s;
-
-	dp_addr(4, src, ph);
-	dp_addr(4, dst, ph + 4);
-	ph[9] = IPPROTO_TCP;
-	ph[11] = sizeof(*th);
-	s = sum16((const __u8 *)th, sizeof(*th), sum16(ph, 12, 0));
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s & 0xffff;
-}
-
-/* Send a SYN client:COOKIE_PORT -> VIP:VIP_PORT (family fam) with
- * sequence isn from a raw socket while the namespace answers every SYN
- * with a cookie, and read the SYN-ACK's sequence (the cookie). 0, or -1. */
-static int syn_cookie(int fam, __u32 isn, __u32 *cookie)
-{
-	struct tcp_raw th = {.sport = htons(COOKIE_PORT),
-			     .dport = htons(VIP_PORT),
-			     .seq = htonl(isn),
-			     .doff = 5 << 4,
-			     .flags = DP_TCP_SYN,
-			     .win = htons(65535)};
-	const char *cli = fam == 6 ? CLIENT6 : CLIENT4;
-	const char *vip = fam == 6 ? VIP6 : VIP4;
-	struct timeval tmo = {5, 0};
-	struct sockaddr_storage ss;
-	socklen_t len;
-	__u8 buf[256];
-	int fd, i, rc = -1, csum_off = 16;
-
-	fd = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_RAW, IPPROTO_TCP);
-	if (fd < 0)
-		return -1;
-	len = sockaddr_of(fam, cli, 0, &ss);
-	if (bind(fd, (struct sockaddr *)&ss, len) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)))
-		goto out;
-	/* IPv6: the kernel fills the checksum in */
-	if (fam == 4)
-		th.check = htons(tcp4_csum(&th, cli, vip));
-	else if (setsockopt(fd, IPPROTO_IPV6, IPV6_CHECKSUM, &csum_off,
-			    sizeof(csum_off)))
-		goto out;
-	len = sockaddr_of(fam, vip, 0, &ss);
-	if (sendto(fd, &th, sizeof(th), 0, (struct sockaddr *)&ss, len) !=
-	    sizeof(th))
-		goto out;
-	/* the raw socket sees every TCP packet to the client: bounded */
-	for (i = 0; i < 64; i++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		const struct tcp_raw *r;
-		size_t ihl;
-
-		if (n < 0)
-			break;
-		/* IPv4 raw sockets read the IP header too, IPv6 ones not */
-		ihl = fam == 6 ? 0 : (buf[0] & 0xf) * 4u;
-		if ((size_t)n < ihl + sizeof(*r))
-			continue;
-		r = (const void *)(buf + ihl);
-		if (r->sport == htons(VIP_PORT) &&
-		    r->dport == htons(COOKIE_PORT) &&
-		    r->flags == (DP_TCP_SYN | DP_TCP_ACK) &&
-		    r->ack == htonl(isn + 1)) {
-			*cookie = ntohl(r->seq);
-			rc = 0;
-			break;
-		}
-	}
-out:
-	close(fd);
-	return rc;
-}
-
+/* ---- handshakes: SYN cookies, a request socket --------------------- */
 static const struct sc_case cookie_cases[2] = {
     {"syncookie v4", T4(COOKIE_PORT, ACK), 4, H4, 1, M_OK, 0, PASS,
      RM_DCNT_SC_LOCAL_COOKIE, LOCAL},
