@@ -100,9 +100,12 @@ static __always_inline int rm_sc_forward(struct xdp_md *ctx,
 	fib.dport = uh->dest;
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
-		*cnt = rc == BPF_FIB_LKUP_RET_NO_NEIGH	    ? RM_DCNT_SC_NO_NEIGH
-		       : rc == BPF_FIB_LKUP_RET_FWD_DISABLED ? RM_DCNT_SC_FWD_DISABLED
-							      : RM_DCNT_SC_NO_ROUTE;
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+			*cnt = RM_DCNT_SC_NO_NEIGH;
+		else if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
+			*cnt = RM_DCNT_SC_FWD_DISABLED;
+		else
+			*cnt = RM_DCNT_SC_NO_ROUTE;
 		return RM_DGO;
 	}
 

@@ -41,8 +41,8 @@ static __always_inline int rm_gue_v0(struct xdp_md *ctx,
 
 /* Read and check the GUE header and hop list after the UDP header; on
  * success o->hlen and o->plen step over them. RM_DGO, or the verdict. */
-static __always_inline int rm_hops_parse(struct xdp_md *ctx,
-					 struct rm_outer *o, struct rm_dhops *h)
+static __always_inline int rm_hops_parse(struct xdp_md *ctx, struct rm_outer *o,
+					 struct rm_dhops *h)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

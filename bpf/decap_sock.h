@@ -41,21 +41,15 @@ static __always_inline int rm_sc_cookie(struct xdp_md *ctx, struct bpf_sock *sk,
 					__u32 l3, __u32 l4, __u32 thlen, int v6)
 {
 	__u8 ip[sizeof(struct ipv6hdr)], th[RM_TCP_HDR_MAX];
+	__u32 iplen = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 
 	if (thlen < sizeof(struct tcphdr) || thlen > RM_TCP_HDR_MAX)
 		return 0;
-	if (v6) {
-		if (bpf_xdp_load_bytes(ctx, l3, ip, sizeof(struct ipv6hdr)))
-			return 0;
-	} else if (bpf_xdp_load_bytes(ctx, l3, ip, sizeof(struct iphdr))) {
+	if (bpf_xdp_load_bytes(ctx, l3, ip, iplen) ||
+	    bpf_xdp_load_bytes(ctx, l4, th, thlen))
 		return 0;
-	}
-	if (bpf_xdp_load_bytes(ctx, l4, th, thlen))
-		return 0;
-	return bpf_tcp_check_syncookie(sk, ip,
-				       v6 ? sizeof(struct ipv6hdr)
-					  : sizeof(struct iphdr),
-				       (struct tcphdr *)th, thlen) == 0;
+	return !bpf_tcp_check_syncookie(sk, ip, iplen, (struct tcphdr *)th,
+					thlen);
 }
 
 /* Look at the inner packet at frame offset l3 (ilen bytes, already

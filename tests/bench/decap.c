@@ -69,8 +69,8 @@ enum { V_DECAP, V_FLOOR, V_N };
 
 struct db_row {
 	const char *name;
-	int hops;	/* GUE variant 0 with the hop list */
-	__u8 flags;	/* inner TCP flags */
+	int hops;   /* GUE variant 0 with the hop list */
+	__u8 flags; /* inner TCP flags */
 	__u16 sport, dport;
 	__u32 verdict, counter;
 	__u8 frame[DB_FRAME_LEN];
@@ -94,7 +94,8 @@ static int db_netns(void)
 	for (size_t i = 0; i < sizeof(db_netns_setup) / sizeof(*db_netns_setup);
 	     i++)
 		if (system(db_netns_setup[i])) {
-			fprintf(stderr, "decap: failed: %s\n", db_netns_setup[i]);
+			fprintf(stderr, "decap: failed: %s\n",
+				db_netns_setup[i]);
 			return -EIO;
 		}
 	return 0;
@@ -253,8 +254,8 @@ static int db_counters(struct dctx *k, __u64 *out)
 
 /* One checked, timed run of variant v of row: 0 and *ns, or -1 with
  * row->status set. */
-static int db_measure(struct dctx *k, struct db_row *row, int v,
-		      __u32 repeat, double *ns)
+static int db_measure(struct dctx *k, struct db_row *row, int v, __u32 repeat,
+		      double *ns)
 {
 	struct xdp_md ctx = {.data_end = DB_FRAME_LEN,
 			     .ingress_ifindex = k->ifindex};
@@ -286,7 +287,8 @@ static int db_measure(struct dctx *k, struct db_row *row, int v,
 	}
 	for (int i = 0; i < RM_DCNT_MAX; i++) {
 		__u64 d = after[i] - before[i];
-		__u64 exp = v == V_DECAP && (__u32)i == row->counter ? repeat : 0;
+		__u64 exp =
+		    v == V_DECAP && (__u32)i == row->counter ? repeat : 0;
 
 		if (d != exp) {
 			snprintf(row->status, sizeof(row->status),
@@ -354,21 +356,40 @@ int cmd_decap(const struct bench_opts *o)
 {
 	struct dctx k = {.o = o, .fds = {-1, -1, -1, -1}};
 	struct db_row rows[] = {
-	    {.name = "gue, no hop list (plain decap)", .flags = BENCH_TCP_ACK,
-	     .sport = DB_EST_PORT, .dport = DB_PORT, .verdict = XDP_PASS,
+	    {.name = "gue, no hop list (plain decap)",
+	     .flags = BENCH_TCP_ACK,
+	     .sport = DB_EST_PORT,
+	     .dport = DB_PORT,
+	     .verdict = XDP_PASS,
 	     .counter = RM_DCNT_GUE},
-	    {.name = "hop list, SYN: kept, no lookup", .hops = 1, .flags = BENCH_TCP_SYN,
-	     .sport = 40001, .dport = DB_PORT, .verdict = XDP_PASS,
+	    {.name = "hop list, SYN: kept, no lookup",
+	     .hops = 1,
+	     .flags = BENCH_TCP_SYN,
+	     .sport = 40001,
+	     .dport = DB_PORT,
+	     .verdict = XDP_PASS,
 	     .counter = RM_DCNT_SC_LOCAL_SYN},
-	    {.name = "hop list, socket here: delivered", .hops = 1,
-	     .flags = BENCH_TCP_ACK, .sport = DB_EST_PORT, .dport = DB_PORT,
-	     .verdict = XDP_PASS, .counter = RM_DCNT_SC_LOCAL_SOCKET},
-	    {.name = "hop list, no socket: forwarded", .hops = 1,
-	     .flags = BENCH_TCP_ACK, .sport = 40001, .dport = DB_PORT + 1,
-	     .verdict = XDP_TX, .counter = RM_DCNT_SC_FORWARD},
-	    {.name = "hop list, listener only: forwarded", .hops = 1,
-	     .flags = BENCH_TCP_ACK, .sport = 40001, .dport = DB_PORT,
-	     .verdict = XDP_TX, .counter = RM_DCNT_SC_FORWARD},
+	    {.name = "hop list, socket here: delivered",
+	     .hops = 1,
+	     .flags = BENCH_TCP_ACK,
+	     .sport = DB_EST_PORT,
+	     .dport = DB_PORT,
+	     .verdict = XDP_PASS,
+	     .counter = RM_DCNT_SC_LOCAL_SOCKET},
+	    {.name = "hop list, no socket: forwarded",
+	     .hops = 1,
+	     .flags = BENCH_TCP_ACK,
+	     .sport = 40001,
+	     .dport = DB_PORT + 1,
+	     .verdict = XDP_TX,
+	     .counter = RM_DCNT_SC_FORWARD},
+	    {.name = "hop list, listener only: forwarded",
+	     .hops = 1,
+	     .flags = BENCH_TCP_ACK,
+	     .sport = 40001,
+	     .dport = DB_PORT,
+	     .verdict = XDP_TX,
+	     .counter = RM_DCNT_SC_FORWARD},
 	};
 	const int n_rows = sizeof(rows) / sizeof(rows[0]);
 	struct rm_json j;

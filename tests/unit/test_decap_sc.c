@@ -18,9 +18,9 @@
  *                frame untouched
  *   request      a handshake in progress (a request socket): its ACK is
  *                delivered
- *   syncookie    a listener with a real SYN cookie outstanding: the ACK
- *                completing it is delivered, one with a stale cookie is
- *                forwarded
+ *   syncookie    a listener with a real SYN cookie outstanding (IPv4 and
+ *                IPv6): the ACK completing it is delivered, one with a
+ *                stale cookie is forwarded
  *   forwarding   forwarding off on the ingress interface: delivered, counted
  *   truncation   every hop-list frame cut at every length: never forwarded,
  *                never decapsulated
@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include "dc_fixture.h"
+#include "dc_sockets.h"
 
 #define HOP4 "198.19.0.6" /* the next node, neighbour on sc0 */
 #define HOP6 "2001:db8:100::6"
@@ -48,10 +49,8 @@
 #define DENIED6 "2001:db8:77::1"
 #define OTHER4 "198.19.0.9" /* another address of this host */
 #define OTHER6 "2001:db8:100::9"
-#define VIP_PORT 80
 #define EST_PORT 40000	  /* client port of the established connection */
 #define TW_PORT 40002	  /* of the connection in time-wait */
-#define COOKIE_PORT 40003 /* of the SYN-cookie handshake */
 #define REQ_CLIENT4 "198.18.201.7" /* its SYN-ACKs leave by sc0, unanswered */
 #define REQ_PORT 40004
 
@@ -86,90 +85,6 @@ static int keep_fd(int fd)
 		fds[n_fds++] = fd;
 	return fd;
 }
-
-static socklen_t sockaddr_of(int family, const char *addr, __u16 port,
-			     struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == 6) {
-		struct sockaddr_in6 *a = (void *)ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		dp_addr(6, addr, (__u8 *)&a->sin6_addr);
-		return sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (void *)ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		dp_addr(4, addr, (__u8 *)&a->sin_addr);
-		return sizeof(*a);
-	}
-}
-
-/* A TCP socket bound to addr:port. */
-static int tcp_bound(int family, const char *addr, __u16 port)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(family, addr, port, &ss);
-	int fd = socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0),
-	    one = 1;
-
-	if (fd < 0)
-		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (family == 6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&ss, len)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* A real connection client:cport -> listener lfd at VIP:VIP_PORT; the
- * server's side of it in *srv. */
-static int tcp_connect(int family, int lfd, __u16 cport, int *srv)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(family, family == 6 ? VIP6 : VIP4,
-				    VIP_PORT, &ss);
-	int c = tcp_bound(family, family == 6 ? CLIENT6 : CLIENT4, cport);
-
-	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
-		return -1;
-	*srv = accept(lfd, NULL, NULL);
-	return *srv < 0 ? -1 : c;
-}
-
-/* 1 once /proc/net/tcp shows VIP4:VIP_PORT <- client:port in state st. */
-static int tcp4_state_is(const char *client, __u16 port, unsigned st)
-{
-	char line[256], want[64];
-	__u32 vip, cli;
-	unsigned s;
-	FILE *f = fopen("/proc/net/tcp", "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	dp_addr(4, VIP4, (__u8 *)&vip);
-	dp_addr(4, client, (__u8 *)&cli);
-	snprintf(want, sizeof(want), "%08X:%04X %08X:%04X", vip, VIP_PORT, cli,
-		 port);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *at = strstr(line, want);
-
-		found = at && sscanf(at + strlen(want), " %x", &s) == 1 &&
-			s == st;
-	}
-	fclose(f);
-	return found;
-}
-
-#define TCP_SYN_RECV 3 /* as /proc/net/tcp shows a request socket */
-#define TCP_TIME_WAIT 6
 
 /* The node's sockets: listeners on the VIPs, an established connection
  * from each client address, one in time-wait (the server closed first). */
@@ -370,18 +285,6 @@ static const struct sc_case cases[] = {
 };
 // clang-format on
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
-
-/* Sum of 16-bit words, unfolded. */
-static __u32 sum16(const __u8 *d, size_t n, __u32 s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (d[i] << 8) | d[i + 1];
-	if (n & 1)
-		s += d[n - 1] << 8;
-	return s;
-}
 
 /* The UDP checksum of the frame's outer datagram (IP header at ETH_HLEN,
  * of family fam), computed over its pseudo header and data. */
@@ -603,104 +506,29 @@ static void test_forwarding_off(void **state)
 	assert_int_equal(failed, 0);
 }
 
-/* ---- SYN cookies: a real handshake's cookie from the kernel --------- */
-struct tcp_raw {
-	__be16 sport, dport;
-	__be32 seq, ack;
-	__u8 doff, flags;
-	__be16 win, check, urg;
+/* ---- handshakes: SYN cookies, a request socket --------------------- */
+static const struct sc_case cookie_cases[2] = {
+    {"syncookie v4", T4(COOKIE_PORT, ACK), 4, H4, 1, M_OK, 0, PASS,
+     RM_DCNT_SC_LOCAL_COOKIE, LOCAL},
+    {"syncookie v6", T6(COOKIE_PORT, ACK), 6, H6, 1, M_OK, 0, PASS,
+     RM_DCNT_SC_LOCAL_COOKIE, LOCAL},
 };
 
-/* TCP checksum of th (20 bytes, no data) from src to dst (IPv4). */
-static __u16 tcp4_csum(const struct tcp_raw *th, const char *src,
-		       const char *dst)
-{
-	__u8 ph[12] = {0};
-	__u32 s;
-
-	dp_addr(4, src, ph);
-	dp_addr(4, dst, ph + 4);
-	ph[9] = IPPROTO_TCP;
-	ph[11] = sizeof(*th);
-	s = sum16((const __u8 *)th, sizeof(*th), sum16(ph, 12, 0));
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s & 0xffff;
-}
-
-/* Send a SYN CLIENT4:COOKIE_PORT -> VIP4:VIP_PORT with sequence isn from
- * a raw socket while the namespace answers every SYN with a cookie, and
- * read the SYN-ACK's sequence (the cookie). 0, or -1. */
-static int syn_cookie(__u32 isn, __u32 *cookie)
-{
-	struct tcp_raw th = {.sport = htons(COOKIE_PORT),
-			     .dport = htons(VIP_PORT),
-			     .seq = htonl(isn),
-			     .doff = 5 << 4,
-			     .flags = DP_TCP_SYN,
-			     .win = htons(65535)};
-	struct timeval tmo = {5, 0};
-	struct sockaddr_storage ss;
-	socklen_t len;
-	__u8 buf[256];
-	int fd, i, rc = -1;
-
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
-	if (fd < 0)
-		return -1;
-	len = sockaddr_of(4, CLIENT4, 0, &ss);
-	if (bind(fd, (struct sockaddr *)&ss, len) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)))
-		goto out;
-	th.check = htons(tcp4_csum(&th, CLIENT4, VIP4));
-	len = sockaddr_of(4, VIP4, 0, &ss);
-	if (sendto(fd, &th, sizeof(th), 0, (struct sockaddr *)&ss, len) !=
-	    sizeof(th))
-		goto out;
-	/* the raw socket sees every TCP packet to CLIENT4: bounded */
-	for (i = 0; i < 64; i++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		const struct tcp_raw *r;
-		size_t ihl;
-
-		if (n < 0)
-			break;
-		ihl = (buf[0] & 0xf) * 4;
-		if ((size_t)n < ihl + sizeof(*r))
-			continue;
-		r = (const void *)(buf + ihl);
-		if (r->sport == htons(VIP_PORT) &&
-		    r->dport == htons(COOKIE_PORT) &&
-		    r->flags == (DP_TCP_SYN | DP_TCP_ACK) &&
-		    r->ack == htonl(isn + 1)) {
-			*cookie = ntohl(r->seq);
-			rc = 0;
-			break;
-		}
-	}
-out:
-	close(fd);
-	return rc;
-}
-
 /* The ACK completing the handshake as the director would send it on:
- * the inner packet with the given sequence and acknowledgement. */
-static size_t cookie_frame(__u32 seq, __u32 ack, __u8 *in, __u8 *out,
-			   size_t *out_len, size_t *gue)
+ * the inner packet of c with the given sequence and acknowledgement. */
+static size_t cookie_frame(const struct sc_case *c, __u32 seq, __u32 ack,
+			   __u8 *in, __u8 *out, size_t *out_len, size_t *gue)
 {
-	static const struct sc_case c = {
-	    "syncookie", T4(COOKIE_PORT, ACK), 4, H4, 1, M_OK, 0, 0, 0,
-	    OUT_LOCAL};
 	static struct dp_pkt p;
 	__u8 *th;
 	size_t len;
 
-	dp_build(&c.s, &p);
-	th = p.b + p.l2_len + 20;
+	dp_build(&c->s, &p);
+	th = p.b + p.l2_len + (c->s.family == 6 ? 40 : 20);
 	memcpy(th + 4, &(__be32){htonl(seq)}, 4);
 	memcpy(th + 8, &(__be32){htonl(ack)}, 4);
-	len = sc_frame(&c, &p, in, gue);
-	*out_len = expect(&c, &p, in, len, *gue, out);
+	len = sc_frame(c, &p, in, gue);
+	*out_len = expect(c, &p, in, len, *gue, out);
 	return len;
 }
 
@@ -760,9 +588,7 @@ static void test_request_sock(void **state)
 static void test_syncookie(void **state)
 {
 	static __u8 in[DP_PKT_MAX], out[DP_PKT_MAX], fwd[DP_PKT_MAX];
-	struct sc_case c = {"stale cookie", T4(COOKIE_PORT, ACK), 4, H4, 1,
-			    M_OK, 0, REDIR, RM_DCNT_SC_FORWARD, FWD};
-	__u32 isn = 0x1000, cookie = 0;
+	__u32 isn = 0x1000, cookie[2] = {0};
 	size_t in_len, out_len, gue;
 	int failed = 0;
 
@@ -770,18 +596,29 @@ static void test_syncookie(void **state)
 	/* 2: every SYN gets a cookie (and the listener remembers it sent
 	 * some, which the helper wants) */
 	assert_int_equal(system("sysctl -qw net.ipv4.tcp_syncookies=2"), 0);
-	assert_int_equal(syn_cookie(isn, &cookie), 0);
-	in_len = cookie_frame(isn + 1, cookie + 1, in, out, &out_len, &gue);
-	failed += run_check("syncookie completes", in, in_len, PASS,
-			    RM_DCNT_SC_LOCAL_COOKIE, out, out_len);
-	/* the cookie's time counter (top 8 bits) long past: invalid */
-	in_len = cookie_frame(isn + 1, cookie + 1 + 0x10000000u, in, out,
-			      &out_len, &gue);
-	expect_fwd(&c, in, in_len, gue, fwd);
-	failed += run_check(c.desc, in, in_len, c.verdict, c.counter, fwd,
-			    in_len);
+	for (int f = 0; f < 2; f++) {
+		struct sc_case c = cookie_cases[f];
+
+		assert_int_equal(syn_cookie(c.ofam, isn, &cookie[f]), 0);
+		in_len = cookie_frame(&c, isn + 1, cookie[f] + 1, in, out,
+				      &out_len, &gue);
+		failed += run_check(c.desc, in, in_len, c.verdict, c.counter,
+				    out, out_len);
+		/* the cookie's time counter (top 8 bits) long past:
+		 * invalid, so only the listener is here: forwarded */
+		c.desc = c.ofam == 6 ? "stale cookie v6" : "stale cookie v4";
+		c.verdict = REDIR;
+		c.counter = RM_DCNT_SC_FORWARD;
+		c.out = FWD;
+		in_len = cookie_frame(&c, isn + 1, cookie[f] + 1 + 0x10000000u,
+				      in, out, &out_len, &gue);
+		expect_fwd(&c, in, in_len, gue, fwd);
+		failed += run_check(c.desc, in, in_len, c.verdict, c.counter,
+				    fwd, in_len);
+	}
 	assert_int_equal(system("sysctl -qw net.ipv4.tcp_syncookies=1"), 0);
-	print_message("syncookie: cookie %08x, %d failed\n", cookie, failed);
+	print_message("syncookie: cookies %08x (v4) %08x (v6), %d failed\n",
+		      cookie[0], cookie[1], failed);
 	assert_int_equal(failed, 0);
 }
 

@@ -374,6 +374,31 @@ int cmd_decap_detach(struct load_opts *o)
 	return RM_EXIT_OK;
 }
 
+/* What a second-chance counter that should stay at zero asks for. */
+static void sc_hints(const __u64 sum[RM_DCNT_MAX])
+{
+	static const struct {
+		__u32 id;
+		const char *fix;
+	} hints[] = {
+	    {RM_DCNT_SC_FWD_DISABLED,
+	     "turn forwarding on on the interfaces the decapsulator runs on "
+	     "(sysctl -w net.ipv4.conf.IFACE.forwarding=1 "
+	     "net.ipv6.conf.IFACE.forwarding=1)"},
+	    {RM_DCNT_SC_NO_NEIGH,
+	     "the next node's neighbour entry is not resolved: traffic to it "
+	     "or a permanent entry (ip neigh replace ... nud permanent)"},
+	    {RM_DCNT_DROP_HOP_DENIED,
+	     "a hop list names a node outside --allow-hop: attach again with "
+	     "the nodes' prefixes"},
+	};
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (sum[hints[i].id])
+			printf("hint: %s: %s\n",
+			       rm_decap_counter_name(hints[i].id), hints[i].fix);
+}
+
 int cmd_decap_status(struct load_opts *o)
 {
 	char name[IF_NAMESIZE];
@@ -417,6 +442,7 @@ int cmd_decap_status(struct load_opts *o)
 		for (int k = 0; k < RM_DCNT_MAX; k++)
 			printf("%-24s %llu\n", rm_decap_counter_name(k),
 			       (unsigned long long)sum[k]);
+		sc_hints(sum);
 	}
 	if_freenameindex(ifs);
 	return RM_EXIT_OK;
