@@ -21,6 +21,8 @@
  *   udp, ipip   UDP flows and IPIP current owners: nothing
  *   conn        a valid table entry wins; a stale one gets hops
  *   mtu         the hop list counts against the path MTU
+ *   agree       ringctl lookup's selection (hops.c) is the kernel's, on
+ *               2000 random flows
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -34,6 +36,7 @@
 
 #include <ringmaster/rm_encap.h>
 #include "dp_fixture.h"
+#include "hops.h"
 #include "util.h"
 
 static const __u8 mac_tx[6] = {0x02, 0, 0, 0, 0x02, 0x01}; /* tx0 */
@@ -754,6 +757,86 @@ static void test_mtu(void **state)
 	assert_int_equal(found, 4);
 }
 
+/* ringctl lookup's hop list (rm_hops_of, hops.c: rm_hops.h compiled
+ * into userspace) is the kernel's, on many random flows of both
+ * families: the list read back from each output frame. */
+static void test_agree(void **state)
+{
+	static struct rm_snap snap;
+	static struct dp_pkt p;
+	static struct dp_run r;
+	struct rm_gens g;
+	int compared = 0, with = 0;
+
+	(void)state;
+	srandom(22);
+	for (__u32 svc = SVC_T4; svc <= SVC_T6; svc++) {
+		three_gens(svc, svc == SVC_T6 ? 6 : 4, 30, 60);
+		memset(&snap, 0, sizeof(snap));
+		snap.cfg.handover_window_s = WINDOW_S;
+		for (__u32 id = 0; id < 8; id++)
+			snap.node[id] = node_of(id);
+		memset(&g, 0, sizeof(g));
+		g.svc = svc;
+		g.snap = &snap;
+		for (int k = 0; k < RM_RING_GENS; k++) {
+			g.slots[k] = old_ring[svc][k].slots;
+			g.nslots[k] = old_ring[svc][k].nslots;
+			g.retired_ns[k] = old_ring[svc][k].stamp;
+		}
+		for (int i = 0; i < 1000; i++) {
+			struct dp_spec s = flow_spec(svc, 0, DP_TCP_ACK);
+			char src[64];
+			struct rm_hops want;
+			struct rm_flow f;
+			long owner;
+			__u32 hl = 0, off;
+
+			if (svc == SVC_T6)
+				snprintf(src, sizeof(src), "2001:db8:c8::%lx",
+					 random() & 0xffff);
+			else
+				snprintf(src, sizeof(src), "198.18.%ld.%ld",
+					 random() % 200 + 20, random() % 254 + 1);
+			s.src = src;
+			s.sport = 1024 + random() % 60000;
+			dp_flow(&s, 0, &f);
+			owner = owner_on(&cur_ring[svc],
+					 rm_flow_hash(&dp_seed, &f));
+			assert_true(owner > 0);
+			rm_hops_of(&g, rm_flow_hash(&dp_seed, &f), owner,
+				   mono_ns(), &want);
+			dp_build(&s, &p);
+			assert_int_equal(dp_conns_clear(fx), 0);
+			dp_run(fx, p.b, p.len, if_rx, &r);
+			assert_int_equal(r.retval, XDP_REDIRECT);
+			/* after Ethernet, outer IP and UDP: a GUE header
+			 * (top bits 00) or the inner packet (01) */
+			off = ETH_HLEN + (svc == SVC_T6 ? 40 : 20) + 8;
+			if ((r.out[off] >> 6) == 0)
+				hl = r.out[off + 7];
+			if (want.count < 2) {
+				assert_int_equal(hl, 0);
+			} else {
+				int alen = svc == SVC_T6 ? 16 : 4;
+
+				assert_int_equal(hl, want.count);
+				for (__u32 k = 0; k < hl; k++)
+					assert_memory_equal(r.out + off + 8 +
+								k * alen,
+							    want.addr[k],
+							    alen);
+				with++;
+			}
+			compared++;
+		}
+	}
+	print_message("agree: %d flows, %d with hops, kernel and rm_hops_of "
+		      "agree on all\n",
+		      compared, with);
+	assert_true(with > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,7 +844,7 @@ int main(void)
 	    cmocka_unit_test(test_syn),	    cmocka_unit_test(test_expired),
 	    cmocka_unit_test(test_off),	    cmocka_unit_test(test_states),
 	    cmocka_unit_test(test_udp_ipip), cmocka_unit_test(test_conn),
-	    cmocka_unit_test(test_mtu),
+	    cmocka_unit_test(test_mtu),	    cmocka_unit_test(test_agree),
 	};
 
 	return cmocka_run_group_tests_name("hops", tests, group_setup,

@@ -273,6 +273,19 @@ static void read_snap(const char *pin, struct rm_snap *s)
 	rm_state_close(&st);
 }
 
+/* The map id at rm_rings_old[svc][g] (0: none). */
+static __u32 gen_id(const char *pin, __u32 svc, __u32 g)
+{
+	struct rm_state st;
+	__u32 key = svc * RM_RING_GENS + g, id = 0;
+
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
+	if (bpf_map_lookup_elem(st.fd[RM_M_RINGS_OLD], &key, &id))
+		id = 0;
+	rm_state_close(&st);
+	return id;
+}
+
 /* ---- map digests: "nothing changed" means every byte ------------------ */
 
 static __u64 fnv(__u64 h, const void *p, size_t n)
@@ -973,6 +986,7 @@ static void test_rollback(void **state)
 	struct rm_state st;
 	struct rm_svc v;
 	int real, small, n = 0, id;
+	__u32 gen0, gen1;
 	__u8 mac[6];
 	__u64 before;
 
@@ -980,6 +994,10 @@ static void test_rollback(void **state)
 	add_node(fx->pin, "web", "a", 1, 1, NULL);
 	add_node(fx->pin, "web", "b", 2, 1, NULL);
 	before = state_digest(fx->pin, false);
+	/* second chance's history too: the rollback puts it back */
+	gen0 = gen_id(fx->pin, 0, 0);
+	gen1 = gen_id(fx->pin, 0, 1);
+	assert_int_not_equal(gen0, 0);
 	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
 	assert_int_equal(rm_state_read(&st, old), 0);
 	memcpy(new, old, sizeof(*new));
@@ -1012,6 +1030,8 @@ static void test_rollback(void **state)
 	close(small);
 	rm_state_close(&st);
 	assert_true(state_digest(fx->pin, false) == before);
+	assert_int_equal(gen_id(fx->pin, 0, 0), gen0);
+	assert_int_equal(gen_id(fx->pin, 0, 1), gen1);
 	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
 	free(old);
 	free(new);
@@ -1443,6 +1463,133 @@ static void test_seed_change(void **state)
 	}
 	assert_int_equal(change(fx->pin, &seed), 0);
 	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+}
+
+/* ---- second chance: remembered ring generations (state_gens.c) ------- */
+
+/* The live ring of svc, or generation g of it (g >= 0): slots, count. */
+static struct rm_slot *ring_of(const char *pin, __u32 svc, int g, __u32 *n)
+{
+	struct rm_slot *slots = NULL;
+	struct rm_state st;
+
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
+	if (g < 0)
+		assert_int_equal(rm_state_ring_slots(&st, svc, &slots, n), 0);
+	else if (rm_state_gen_slots(&st, svc, (__u32)g, &slots, n))
+		slots = NULL;
+	rm_state_close(&st);
+	return slots;
+}
+
+/* a (the live ring before) and b (a generation) hold the same ring, b
+ * stamped within [t0, t1]. */
+static void same_ring_stamped(const struct rm_slot *a, __u32 na,
+			      const struct rm_slot *b, __u32 nb, __u64 t0,
+			      __u64 t1)
+{
+	__u64 stamp;
+
+	assert_non_null(b);
+	assert_int_equal(na, nb);
+	assert_int_equal(a[0].a, b[0].a);
+	assert_int_equal(a[0].b, b[0].b);
+	assert_memory_equal(a + 1, b + 1, (size_t)(na - 1) * sizeof(*a));
+	stamp = RM_RING_RETIRED_NS(&b[0]);
+	assert_true(stamp >= t0 && stamp <= t1);
+}
+
+/* Each ring change retires the ring it replaces into generation 0,
+ * stamped, older ones one down, the oldest out; a rewrite of the same
+ * ring (restore) retires nothing. */
+static void test_gens_rotation(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_slot *r[4] = {0}, *g;
+	__u32 n[4], ng, id0, id1;
+	__u64 t[4];
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_state st;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	/* a new service replaced no ring */
+	assert_int_equal(gen_id(fx->pin, 0, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+
+		r[i] = ring_of(fx->pin, 0, -1, &n[i]);
+		snprintf(name, sizeof(name), "n%d", i);
+		t[i] = rm_mono_ns();
+		add_node(fx->pin, "web", name, 10 + i, 1, NULL);
+		t[i + 1] = rm_mono_ns();
+		/* generation 0: the ring just replaced */
+		g = ring_of(fx->pin, 0, 0, &ng);
+		same_ring_stamped(r[i], n[i], g, ng, t[i], t[i + 1]);
+		free(g);
+		/* generation 1: the one before, moved down whole */
+		g = ring_of(fx->pin, 0, 1, &ng);
+		if (i == 0) {
+			assert_null(g);
+		} else {
+			same_ring_stamped(r[i - 1], n[i - 1], g, ng, t[i - 1],
+					  t[i]);
+		}
+		free(g);
+	}
+	/* the same ring written again (a restore: RM_APPLY_ALL) retires
+	 * nothing: the generations keep their maps */
+	id0 = gen_id(fx->pin, 0, 0);
+	id1 = gen_id(fx->pin, 0, 1);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
+	assert_int_equal(rm_state_read(&st, s), 0);
+	assert_int_equal(rm_state_commit(&st, s, s, RM_APPLY_ALL), 0);
+	rm_state_close(&st);
+	assert_int_equal(gen_id(fx->pin, 0, 0), id0);
+	assert_int_equal(gen_id(fx->pin, 0, 1), id1);
+	for (int i = 0; i < 4; i++)
+		free(r[i]);
+	free(s);
+}
+
+/* Generations go where they would name the wrong thing: window 0 on a
+ * change (the service's), a deleted service (its), a seed change
+ * (every one); a rolled-back change leaves them as they were. */
+static void test_gens_dropped(void **state)
+{
+	struct fx *fx = *state;
+	struct op off = {.kind = WINDOW, .window = 0};
+	struct op on = {.kind = WINDOW, .window = 600};
+	struct op seed = {.kind = SEED, .seed = {7, 8}};
+	struct op del = {.kind = SVC_DEL, .svc = "dns"};
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_svc(fx->pin, "dns", "198.18.0.53", 53, IPPROTO_UDP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	add_node(fx->pin, "dns", "a", 3, 1, NULL);
+	add_node(fx->pin, "dns", "b", 4, 1, NULL);
+	assert_int_not_equal(gen_id(fx->pin, 0, 0), 0);
+	assert_int_not_equal(gen_id(fx->pin, 1, 0), 0);
+	/* window 0: a change drops the changed service's generations */
+	assert_int_equal(change(fx->pin, &off), 0);
+	assert_int_not_equal(gen_id(fx->pin, 0, 0), 0);
+	add_node(fx->pin, "web", "c", 5, 1, NULL);
+	assert_int_equal(gen_id(fx->pin, 0, 0), 0);
+	assert_int_not_equal(gen_id(fx->pin, 1, 0), 0);
+	/* on again: remembered from the next change */
+	assert_int_equal(change(fx->pin, &on), 0);
+	add_node(fx->pin, "web", "d", 6, 1, NULL);
+	assert_int_not_equal(gen_id(fx->pin, 0, 0), 0);
+	/* a deleted service: its own */
+	assert_int_equal(change(fx->pin, &del), 0);
+	assert_int_equal(gen_id(fx->pin, 1, 0), 0);
+	assert_int_equal(gen_id(fx->pin, 1, 1), 0);
+	assert_int_not_equal(gen_id(fx->pin, 0, 0), 0);
+	/* a new seed: every one (placed under the old seed) */
+	assert_int_equal(change(fx->pin, &seed), 0);
+	for (__u32 g = 0; g < RM_RING_GENS; g++)
+		assert_int_equal(gen_id(fx->pin, 0, g), 0);
 }
 
 /* ---- node states and the connection table ----------------------------- */
@@ -2029,6 +2176,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_save_restore_roundtrip, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_seed_change, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gens_rotation, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_gens_dropped, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_interrupted_change, setup,
 					    teardown),

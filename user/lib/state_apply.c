@@ -445,15 +445,20 @@ static int gens_forget(struct rm_state *st, const struct rm_snap *old,
  * before (rule: a packet that sees a new ring sees the one it replaced:
  * state_gens.c). Sets *waited when a map-in-map slot was written (the
  * kernel then waited for running programs). */
-static int rings_swap(struct rm_state *st, const struct rm_snap *new,
-		      const struct rm_plan *p, bool *waited)
+static int rings_swap(struct rm_state *st, const struct rm_snap *old,
+		      const struct rm_snap *new, const struct rm_plan *p,
+		      bool *waited)
 {
+	/* rings placed under another seed are not worth remembering */
+	bool keep = new->cfg.handover_window_s &&
+		    !memcmp(&old->cfg.seed, &new->cfg.seed,
+			    sizeof(new->cfg.seed));
 	__u64 now = rm_mono_ns();
 	int err = 0;
 
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
 		if (p->changed[i]) {
-			if (new->cfg.handover_window_s)
+			if (keep)
 				err = rm_gens_retire(st, i, p->fd[i], now);
 			if (!err)
 				err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
@@ -536,7 +541,7 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		err = cfg_write(st, &new->cfg, true);
 	/* 3: rings */
 	if (!err)
-		err = rings_swap(st, new, p, &waited);
+		err = rings_swap(st, old, new, p, &waited);
 	/* 4: service keys, once their rings are in */
 	if (!err)
 		err = services_sync(st, new);

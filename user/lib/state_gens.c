@@ -8,7 +8,8 @@
  * inner array is stamped with the time (its header's unused c/d) and
  * moved whole into generation 0, older ones one down, the oldest out.
  * So a packet that sees the new ring sees the one it replaced too. A
- * ring rewritten unchanged (restore, repair) retires nothing.
+ * ring rewritten unchanged (restore, repair) and an empty one retire
+ * nothing.
  *
  * Generations are dropped where a remembered ring would name the wrong
  * thing: a seed change (its points were placed under the old seed), a
@@ -146,8 +147,9 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
 				    svc);
 		goto out;
 	}
+	/* an empty ring names no owner: nothing to remember */
 	same = ring_same(live, nl, next, nn);
-	if (same)
+	if (same || !live[0].a)
 		goto out;
 	/* the stamp first: a generation is never seen without its time */
 	live[0].c = (__u32)now;
