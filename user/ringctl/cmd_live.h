@@ -102,7 +102,7 @@ void lookup_conn_text(struct live *lv, const struct lookup_conn *lc,
 void lookup_conn_json(struct rm_json *j, struct live *lv,
 		      const struct lookup_conn *lc, int owner);
 
-/* lookup: the flow's second-chance hop list (cmd_lookup_hops.c), as a
+/* lookup: the flow's second-chance hop list (cmd_hops.c), as a
  * non-SYN packet gets it now: computed by the data plane's rm_hops.h
  * from the remembered rings (g, read once per command). */
 struct rm_gens;
@@ -111,6 +111,18 @@ void lookup_hops_text(struct live *lv, const struct rm_gens *g,
 void lookup_hops_json(struct rm_json *j, struct live *lv,
 		      const struct rm_gens *g, const struct lookup_conn *lc,
 		      __u32 h, int owner);
+
+/* show and doctor: whether service svc's flows can get hop lists
+ * (cmd_hops.c). NULL when all can (*cover HOPS_ALL), else why not, and
+ * in nodes the nodes that cannot carry one (*cover HOPS_PARTIAL when
+ * some can). */
+enum { HOPS_NONE, HOPS_PARTIAL, HOPS_ALL };
+const char *hops_coverage(const struct rm_snap *s, __u32 svc, char *nodes,
+			  size_t len, int *cover);
+/* show's second-chance line / object: coverage, window, the remembered
+ * generations and their ages. 0 or the exit code after the message. */
+int hops_show_text(struct live *lv, __u32 svc);
+int hops_show_json(struct rm_json *j, struct live *lv, __u32 svc);
 
 /* edits, one parser per command; restore reuses them */
 int svc_add_parse(struct ctl_opts *o, struct edit *e);

@@ -25,6 +25,7 @@ struct view {
 	__u64 *arcs;	     /* keyspace per ring.nodes[] */
 	bool matches;
 	const struct rm_conn_count *conns;
+	int ret; /* an exit code the printing met */
 };
 
 static __u64 node_keys(const struct rm_ring *r, const __u64 *arcs, __u32 id)
@@ -97,7 +98,7 @@ static __u32 node_vnodes(const struct rm_snap *s, __u32 svc,
 	return rm_ketama_points(n->weight, total, count);
 }
 
-static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
+static void show_json(struct rm_json *j, struct live *lv, struct view *w)
 {
 	const struct rm_ring *r = &w->ring;
 	const __u64 *arcs = w->arcs;
@@ -121,6 +122,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	rm_json_bool(j, "ring_matches", w->matches);
 	rm_json_u64(j, "conns", svc_conns(lv, svc, w->conns));
 	health_check_json(j, m);
+	w->ret = hops_show_json(j, lv, svc);
 	rm_json_arr_open(j, "nodes");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *n = &lv->old->node[i];
@@ -152,7 +154,7 @@ static void show_json(struct rm_json *j, struct live *lv, const struct view *w)
 	rm_json_obj_close(j);
 }
 
-static void show_text(struct live *lv, const struct view *w)
+static void show_text(struct live *lv, struct view *w)
 {
 	const struct rm_ring *r = &w->ring;
 	const __u64 *arcs = w->arcs;
@@ -177,6 +179,7 @@ static void show_text(struct live *lv, const struct view *w)
 		       "configuration (an interrupted change?): `ringctl save "
 		       "| ringctl restore -` rebuilds it\n");
 	health_check_text(m);
+	w->ret = hops_show_text(lv, svc);
 	printf("  %-20s %-8s %-26s %6s %7s %8s %8s %7s  %-17s %-10s\n",
 	       "NODE", "STATE", "HEALTH", "WEIGHT", "VNODES", "SHARE", "CONNS",
 	       "RECENT", "MAC", "DEV");
@@ -228,6 +231,7 @@ static int view_service(struct live *lv, __u32 svc,
 			show_json(j, lv, &w);
 		else
 			show_text(lv, &w);
+		ret = w.ret;
 	}
 	free(w.arcs);
 	rm_state_ring_unmap(slots, n);
