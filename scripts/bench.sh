@@ -10,7 +10,8 @@
 #            new flows vs the design before the presence index
 #            (BUILD/ringmaster-noidx.bpf.o) in the same rounds; the rows
 #            on every CPU at once (scaling efficiency)
-#   encap    per-packet cost of each forwarding method (l2, ipip, gue)
+#   encap    per-packet cost of each forwarding method (l2, ipip, gue),
+#            and of a second-chance hop list beside a flow without one
 #   decap    per-packet cost of the node-side decapsulator: plain GUE
 #            beside the second-chance decisions (kept, delivered, forwarded)
 #   keys     per-packet cost of each key extractor (keys of 8, 32, 250

@@ -707,7 +707,7 @@ static int sc_print(struct ectx *k, struct rm_json *j)
 	rm_json_arr_close(j);
 	printf("\nThe changed flow misses the table on every packet (nothing "
 	       "is written while it carries a list), searches the current and "
-	       "the remembered ring, and writes 12 more bytes; both behind "
+	       "the remembered ring, and writes 16 more bytes; both behind "
 	       "tg_unencap, as above.\n");
 	return failed;
 }
