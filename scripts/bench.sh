@@ -154,7 +154,8 @@ health_part()
 	echo
 	echo "## health"
 	rm -f "$j"
-	if ! BUILD=$build HEALTH_SCALE_JSON=$j bash tests/e2e/test_health_scale.sh \
+	if ! BUILD=$build HEALTH_SCALE_JSON=$j HEALTH_SCALE_INTERVAL_MS=1000 \
+		HEALTH_SCALE_TIMEOUT_MS=500 bash tests/e2e/test_health_scale.sh \
 		>"$out/health.log" 2>&1 || [ ! -s "$j" ]; then
 		tail -n 5 "$out/health.log"
 		status[health]="failed (see $out/health.log)"
