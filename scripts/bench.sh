@@ -25,7 +25,13 @@
 # Usage: scripts/bench.sh [BUILD]
 # Environment: BENCH_ROUNDS (default 7, at least 5), BENCH_QUICK=1 (small
 # sizes, for a smoke run), BENCH_PARTS="search quality ..." (a subset),
-# BENCH_LIVE_NODES (default 4), BENCH_LIVE_PACKETS (frames per round).
+# BENCH_LIVE_NODES (default 4), BENCH_LIVE_PACKETS (frames per round),
+# BENCH_OUT (default BUILD/bench: the JSON, the tables' sources, plots/).
+#
+# Plots: scripts/bench-plot.py draws BENCH_OUT/results.json into
+# BENCH_OUT/plots/*.svg with gnuplot (per-packet cost by path against
+# flows and ring size beside the baseline, forwarding methods, search,
+# ring balance and movement); docs/performance.md shows a run's.
 #
 # Network: only part "live" sends packets, and only inside the namespaces
 # testbed.sh creates (198.18.0.0/15, 2001:db8::/32); the testbed is torn
@@ -36,7 +42,7 @@ build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 bench=$build/ringbench
-out=$build/bench
+out=${BENCH_OUT:-$build/bench}
 rounds=${BENCH_ROUNDS:-7}
 parts=${BENCH_PARTS:-search quality kernel encap decap keys control health live}
 quick=()
@@ -155,7 +161,8 @@ health_part()
 	echo
 	echo "## health"
 	rm -f "$j"
-	if ! BUILD=$build HEALTH_SCALE_JSON=$j bash tests/e2e/test_health_scale.sh \
+	if ! BUILD=$build HEALTH_SCALE_JSON=$j HEALTH_SCALE_INTERVAL_MS=1000 \
+		HEALTH_SCALE_TIMEOUT_MS=500 bash tests/e2e/test_health_scale.sh \
 		>"$out/health.log" 2>&1 || [ ! -s "$j" ]; then
 		tail -n 5 "$out/health.log"
 		status[health]="failed (see $out/health.log)"
@@ -303,11 +310,22 @@ if command -v python3 >/dev/null &&
 	echo "bench: $res is not valid JSON" >&2
 	exit 1
 fi
+failed=0
+rm -rf "$out/plots"
+if ! command -v gnuplot >/dev/null; then
+	echo "bench: gnuplot missing (make deps): no plots" >&2
+	failed=1
+elif ! python3 scripts/bench-plot.py "$res" "$out/plots" >"$out/plots.log"; then
+	echo "bench: plotting failed: $(cat "$out/plots.log")" >&2
+	failed=1
+else
+	echo
+	echo "plots: $(xargs <"$out/plots.log")"
+fi
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "results: $res ($((SECONDS - start_all)) s)"
 
-failed=0
 for p in $parts; do
 	case ${status[$p]:-} in
 	failed*) failed=1 ;;

@@ -717,3 +717,47 @@ e2e_udp_known()
 	e2e_expect_eq "$2 UDP flows answered" "$(grep -vc ' FAIL$' "$1")" "$2"
 	sleep 0.3
 }
+
+# e2e_prometheus DIR EXPORT_PORT PROM_PORT: a Prometheus server in the
+# director's namespace on 127.0.0.1:PROM_PORT, its data in DIR/tsdb,
+# scraping ringexport on 127.0.0.1:EXPORT_PORT every second (job
+# ringmaster); dies when promtool refuses its configuration. Sets
+# E2E_PROM_PORT for e2e_promql; testbed_down stops it.
+e2e_prometheus()
+{
+	local dir=$1
+	E2E_PROM_PORT=$3
+	cat >"$dir/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: ringmaster
+    static_configs:
+      - targets: ['127.0.0.1:$2']
+YML
+	promtool check config "$dir/prometheus.yml" >/dev/null ||
+		e2e_die "promtool check config"
+	mkdir -p "$dir/tsdb"
+	tb_spawn "$TB_DIR_NS" "$dir/prometheus.log" prometheus \
+		--config.file="$dir/prometheus.yml" \
+		--storage.tsdb.path="$dir/tsdb" \
+		--web.listen-address="127.0.0.1:$E2E_PROM_PORT" \
+		--web.console.templates=/nonexistent --web.console.libraries=/nonexistent
+}
+
+# e2e_promql QUERY: the first result's value from e2e_prometheus's server
+# ("" if none yet).
+e2e_promql()
+{
+	tb_exec "$TB_DIR_NS" curl -sS --get --data-urlencode "query=$1" \
+		"http://127.0.0.1:$E2E_PROM_PORT/api/v1/query" 2>/dev/null |
+		python3 -c '
+import json, sys
+try:
+    r = json.load(sys.stdin)["data"]["result"]
+    print(r[0]["value"][1] if r else "")
+except Exception:
+    print("")
+'
+}

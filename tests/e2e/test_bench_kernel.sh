@@ -9,7 +9,9 @@
 # `ringbench kernel CANDIDATE.bpf.o` loads a data plane
 # on the director's maps and measures it against the director (an A/A
 # run: the built object as its own candidate). Timings are printed, never
-# judged: performance is `make bench`'s business. No network: everything
+# judged: performance is `make bench`'s business. make bench's kernel
+# plots (scripts/bench-plot.py) drawn from this run's JSON are valid SVGs
+# with their curves (tests/static/check_svg.py). No network: everything
 # runs through bpf_prog_test_run.
 set -u
 
@@ -83,6 +85,26 @@ e2e_check "a verdict for the new flows against the reference" \
 	grep -Eq '^target: 65,536 new flows at 16k vs the design before the presence index: .*, (met|missed) ' "$tmp/k.out"
 e2e_check "no retired ratio to the baseline among the targets" \
 	sh -c "! grep -q '^target: .*baseline)' '$tmp/k.out'"
+
+# make bench's kernel plots, from this real run's figures
+python3 -c 'import json, sys
+json.dump({"meta": {}, "kernel": json.load(open(sys.argv[1]))}, open(sys.argv[2], "w"))' \
+	"$tmp/k.json" "$tmp/results.json"
+e2e_check "bench-plot.py draws the kernel part" \
+	python3 "$E2E_ROOT/scripts/bench-plot.py" "$tmp/results.json" "$tmp/plots"
+plot_ok()
+{
+	local out
+	if out=$(python3 "$E2E_ROOT/tests/static/check_svg.py" "$@"); then
+		e2e_pass "$out"
+	else
+		e2e_fail "$out"
+	fi
+}
+plot_ok "$tmp/plots/kernel-ring-size.svg" "Per-packet cost by path against ring size" \
+	"ring search (TCP SYN), 1 flow" "connection-table hit (TCP ACK), 65,536 flows" baseline
+plot_ok "$tmp/plots/kernel-flows.svg" "Per-packet cost, 1 flow and 65,536 flows" \
+	"baseline, 1 flow" "director, 65,536 flows"
 
 # A/A: the built director as its own candidate, same checks.
 if "$bench" --quick --rounds 5 --json "$tmp/c.json" kernel "$obj" \

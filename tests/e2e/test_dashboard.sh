@@ -62,44 +62,14 @@ tb_spawn "$TB_DIR_NS" "$work/ringexport.log" "$RINGEXPORT" \
 e2e_wait_for 10 grep -q 'serving /metrics' "$work/ringexport.log" ||
 	e2e_die "ringexport did not start: $(cat "$work/ringexport.log")"
 
-cat >"$work/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: ringmaster
-    static_configs:
-      - targets: ['127.0.0.1:$EXPORT_PORT']
-YML
-promtool check config "$work/prometheus.yml" >/dev/null ||
-	e2e_die "promtool check config"
-mkdir -p "$work/tsdb"
-tb_spawn "$TB_DIR_NS" "$work/prometheus.log" prometheus \
-	--config.file="$work/prometheus.yml" \
-	--storage.tsdb.path="$work/tsdb" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" \
-	--web.console.templates=/nonexistent --web.console.libraries=/nonexistent
+e2e_prometheus "$work" "$EXPORT_PORT" "$PROM_PORT"
 prom_start=$SECONDS
-# promql QUERY: the first result's value ("" if none yet)
-promql()
-{
-	tb_exec "$TB_DIR_NS" curl -sS --get --data-urlencode "query=$1" \
-		"http://127.0.0.1:$PROM_PORT/api/v1/query" 2>/dev/null |
-		python3 -c '
-import json, sys
-try:
-    r = json.load(sys.stdin)["data"]["result"]
-    print(r[0]["value"][1] if r else "")
-except Exception:
-    print("")
-'
-}
 # until_prom QUERY VALUE: Prometheus answers VALUE (60 s at most: a hang)
 until_prom()
 {
 	local t
 	for ((t = 0; t < 600; t++)); do
-		[ "$(promql "$1")" = "$2" ] && return 0
+		[ "$(e2e_promql "$1")" = "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
