@@ -490,7 +490,7 @@ static const char *const dp_counter_names[] = {
  * 0 if so, else 1 and a line on stderr per counter that did not. */
 static inline int dp_counters_rose(const char *what, size_t len,
 				   const __u64 *before, const __u64 *after,
-				   __u32 mask)
+				   __u64 mask)
 {
 	int bad = 0, i;
 
