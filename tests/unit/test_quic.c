@@ -21,7 +21,7 @@
  *                (userspace computes it); every fallback and bad input to
  *                its named counter and the flow or ring owner; draining
  *                nodes keep their CIDs, down or reused ones do not; no
- *                connection-table entry is ever written
+ *                connection-table entry is ever written; IPv6 alike
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -280,15 +280,19 @@ static void test_spec_text(void **state)
 }
 
 /* ---- the kernel --------------------------------------------------------- */
-enum { SVC_A = 0, SVC_B, SVC_FIXED, SVC_NR };
+enum { SVC_A = 0, SVC_B, SVC_FIXED, SVC_V6, SVC_NR };
 static const struct {
 	const char *vip, *spec;
 	__u16 port;
+	int family;
 } svcs[SVC_NR] = {
-    [SVC_A] = {"10.0.0.1", "quic:3:4:0:self", 443},
-    [SVC_B] = {"10.0.0.2", "quic:5:5:1:self", 443},
-    [SVC_FIXED] = {"10.0.0.3", "quic:2:6:3:12", 443},
+    [SVC_A] = {"10.0.0.1", "quic:3:4:0:self", 443, 4},
+    [SVC_B] = {"10.0.0.2", "quic:5:5:1:self", 443, 4},
+    [SVC_FIXED] = {"10.0.0.3", "quic:2:6:3:12", 443, 4},
+    /* the first vector's configuration over IPv6 */
+    [SVC_V6] = {"2001:db8::10", "quic:3:4:0:self", 443, 6},
 };
+#define CLIENT6 "2001:db8:c::7"
 /* nodes 1..NODES in every ring; each service's own node records */
 #define NODE_OF(svc, i) ((svc) * 100 + (i))
 /* the node holding each vector's server ID: not its ring's owner of
@@ -327,7 +331,7 @@ static int setup_services(void)
 
 		for (__u32 i = 1; i <= NODES; i++)
 			err |= node_put(NODE_OF(s, i), s, RM_NODE_ACTIVE, 1);
-		err |= dp_service(fx, 4, svcs[s].vip, IPPROTO_UDP,
+		err |= dp_service(fx, svcs[s].family, svcs[s].vip, IPPROTO_UDP,
 				  svcs[s].port, s, flags);
 		err |= bpf_map_lookup_elem(fx->svc_meta, &id, &m);
 		err |= rm_parse_keyspec(svcs[s].spec, &m.keyspec, &why);
@@ -337,6 +341,7 @@ static int setup_services(void)
 	for (size_t i = 0; i < NVEC; i++)
 		err |= sid_put((__u32)i, vecs[i].sid, vec_node[i], 1);
 	err |= sid_put(SVC_FIXED, "beef", NODE_OF(SVC_FIXED, 9), 1);
+	err |= sid_put(SVC_V6, vecs[0].sid, NODE_OF(SVC_V6, 4), 1);
 	return err ? -1 : 0;
 }
 
@@ -371,8 +376,13 @@ static void quic_frame(struct dp_pkt *p, int svc, __u16 sport, const __u8 *pl,
 		       size_t n)
 {
 	memset(p, 0, sizeof(*p));
-	dp_eth(p, 0, ETH_P_IP);
-	dp_ipv4(p, CLIENT4, svcs[svc].vip, 0, DP_FRAG_NONE);
+	if (svcs[svc].family == 6) {
+		dp_eth(p, 0, ETH_P_IPV6);
+		dp_ipv6(p, CLIENT6, svcs[svc].vip);
+	} else {
+		dp_eth(p, 0, ETH_P_IP);
+		dp_ipv4(p, CLIENT4, svcs[svc].vip, 0, DP_FRAG_NONE);
+	}
 	dp_l4(p, IPPROTO_UDP, sport, svcs[svc].port, 0);
 	memcpy(dp_put(p, n), pl, n);
 	dp_put16(p->b + p->len - n - 8 + 4, (__u16)(8 + n));
@@ -412,7 +422,8 @@ static long ring_node(int svc, const __u8 *cid, __u32 len)
 
 static long flow_node(int svc, __u16 sport)
 {
-	struct dp_spec s = {.family = 4, .proto = IPPROTO_UDP, .src = CLIENT4,
+	struct dp_spec s = {.family = svcs[svc].family, .proto = IPPROTO_UDP,
+			    .src = svcs[svc].family == 6 ? CLIENT6 : CLIENT4,
 			    .dst = svcs[svc].vip, .sport = sport,
 			    .dport = svcs[svc].port};
 	struct rm_flow f;
@@ -581,6 +592,15 @@ static const struct fb_case {
      RM_CNT_QUIC_CID_ROUTED, 0, 1, 12},
     {"fixed 12, cut", SVC_FIXED, "41" "7bbeef01020304050607",
      RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+    {"IPv6, the vector", SVC_V6, "41" "07c4605e4504cc4f" "0102030405",
+     RM_CNT_QUIC_CID_ROUTED, 0, 0, 0},
+    {"IPv6, handshake of the vector", SVC_V6,
+     "e000000001" "08" "07c4605e4504cc4f" "08" "0102030405060708",
+     RM_CNT_QUIC_CID_ROUTED, 0, 0, 0},
+    {"IPv6, unknown server", SVC_V6, "41" "07c4605f4504cc4f" "0102030405",
+     RM_CNT_QUIC_FB_UNKNOWN_SID, 0, 1, 8},
+    {"IPv6, truncated", SVC_V6, "e000000001" "08" "07c4",
+     RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
 };
 
 static void test_kernel_fallbacks(void **state)
@@ -596,7 +616,8 @@ static void test_kernel_fallbacks(void **state)
 		long want, got;
 
 		if (f->counter == RM_CNT_QUIC_CID_ROUTED)
-			want = NODE_OF(SVC_FIXED, 9);
+			want = f->svc == SVC_V6 ? NODE_OF(SVC_V6, 4)
+						: NODE_OF(SVC_FIXED, 9);
 		else if (f->by_flow)
 			want = flow_node(f->svc, 3333);
 		else
