@@ -317,17 +317,10 @@ static const struct dp_case cases[] = {
 static inline int dp_cases_open(const char *who, struct dp_fx **out,
 				char *why, size_t why_len)
 {
-	int err = 0;
-
-	*out = dp_fx_open(&err, why, why_len);
-	if (!*out) {
-		if (err == -EPERM || geteuid() != 0) {
-			fprintf(stderr, "%s: SKIPPING: %s\n", who, why);
-			return 0;
-		}
-		fprintf(stderr, "%s: %s\n", who, why);
+	if (dp_fx_open_group(who, out, why, why_len))
 		return -1;
-	}
+	if (!*out)
+		return 0;
 	if (build_topology(*out)) {
 		fprintf(stderr, "%s: cannot fill the maps: %s\n", who,
 			strerror(errno));
