@@ -177,6 +177,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rm_nh);
 } rm_nexthops SEC(".maps");
+/* The QUIC-LB server IDs of --key quic services' nodes (bpf/quic.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RM_MAX_NODES);
+	__type(key, struct rm_quic_sid_key);
+	__type(value, struct rm_quic_sid_node);
+} rm_quic_sids SEC(".maps");
 
 /* Every map rm_common.h's RM_MAPS names is defined above, under that
  * name: userspace opens the pins by those names. */

@@ -5,9 +5,10 @@
  * the frame there by L2 DSR.
  *
  * Per packet: parse (parse.h) -> service (service.h) -> config ->
- * connection table (conntrack.h) -> on no valid entry: hash (rm_hash.h),
- * ring owner (ring.h), node state, second chance (hops.h), remember ->
- * forward (forward.h).
+ * connection table (conntrack.h) -> on no valid entry: hash (rm_hash.h;
+ * a keyed service's key: key.h; a QUIC service's DCID, whose server ID
+ * may name the node itself: quic.h), ring owner (ring.h), node state,
+ * second chance (hops.h), remember -> forward (forward.h).
  * Every outcome bumps exactly one rm_counters slot (forwarded ICMP errors
  * also bump RM_CNT_ICMP_FORWARDED; table events bump the conn-* ones).
  */
@@ -30,6 +31,7 @@
 #include "conntrack.h"
 #include "key.h"
 #include "hops.h"
+#include "quic.h"
 #include "forward.h"
 
 /* Not ours: to the stack, or in a chain to the programs after us (the
@@ -55,6 +57,8 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_hops hops = {};
 	struct rm_svc svc;
 	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h, new_flow = 0;
+	__u32 quic, direct = 0;
+	int q;
 	int conn = RM_CONN_NONE;
 
 	switch (rm_parse(ctx, &pkt)) {
@@ -73,6 +77,7 @@ int rm_xdp(struct xdp_md *ctx)
 	svc_id = svc.id;
 	three = svc.flags & RM_SVC_F_3TUPLE;
 	keyed = svc.flags & RM_SVC_F_KEYED;
+	quic = svc.flags & RM_SVC_F_QUIC;
 	if (three) {
 		rm_flow_3tuple(&pkt.flow);
 	} else if (pkt.frag != RM_FRAG_NONE) {
@@ -102,15 +107,30 @@ int rm_xdp(struct xdp_md *ctx)
 	else
 		rm_conn_forget(&pkt.flow);
 	if (conn != RM_CONN_HIT) {
-		h = keyed ? rm_key_route(ctx, &pkt, svc_id, &cfg->seed)
-			  : rm_flow_hash(&cfg->seed, &pkt.flow);
-		if (rm_ring_owner(svc_id, h, &node_id))
+		if (keyed && quic && !pkt.icmp &&
+		    pkt.frag == RM_FRAG_NONE) {
+			/* QUIC (quic.h): a known server ID in the DCID
+			 * names the node itself, like a table hit */
+			q = rm_quic_route(ctx,
+					  ((__u32)pkt.l4_off << 16) | pkt.l4_len,
+					  svc_id, &cfg->seed, &h);
+			if (q == RM_QUIC_TO_NODE)
+				direct = 1;
+			else if (q == RM_QUIC_TO_FLOW)
+				h = rm_flow_hash(&cfg->seed, &pkt.flow);
+		} else {
+			h = keyed ? rm_key_route(ctx, &pkt, svc_id, &cfg->seed)
+				  : rm_flow_hash(&cfg->seed, &pkt.flow);
+		}
+		if (direct)
+			node_id = h;
+		else if (rm_ring_owner(svc_id, h, &node_id))
 			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
 	}
 	node = bpf_map_lookup_elem(&rm_nodes, &node_id);
 	if (!node)
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
-	if (conn == RM_CONN_HIT) {
+	if (conn == RM_CONN_HIT || direct) {
 		/* checked by the lookup; again here, as the state may have
 		 * changed since, and a DOWN node must not get it */
 		if (node->state != RM_NODE_ACTIVE &&

@@ -54,6 +54,11 @@
 #ifndef RM_MAX_VNODES
 #define RM_MAX_VNODES 4096 /* vnodes per unit of weight, upper bound */
 #endif
+/* QUIC (rm_quic.h): RFC 9000 caps a v1 connection ID at 20 bytes; a
+ * QUIC-LB server ID is at most 19 - RM_QUIC_NONCE_MIN of them */
+#define RM_QUIC_CID_MAX 20
+#define RM_QUIC_NONCE_MIN 4
+#define RM_QUIC_SID_MAX 15
 #define RM_NAME_MAX 32 /* node/service name incl. NUL; names are 1..31 chars */
 #define RM_IFNAME_MAX 16
 
@@ -99,7 +104,8 @@
 	X(VIP_SLOTS, rm_vip_slots)                                         \
 	X(RINGS_OLD, rm_rings_old)                                         \
 	X(NEXTHOPS, rm_nexthops)                                           \
-	X(CONN_IDX, rm_conn_idx)
+	X(CONN_IDX, rm_conn_idx)                                           \
+	X(QUIC_SIDS, rm_quic_sids)
 #define RM_PROG_NAME "rm_xdp"
 
 /* ---- the chain: sharing an interface with other XDP programs ---------- */
@@ -169,6 +175,7 @@ struct rm_svc {
 };
 #define RM_SVC_F_3TUPLE 0x1 /* hash src, dst, proto only: fragment-safe */
 #define RM_SVC_F_KEYED 0x2  /* UDP: hash the request's key (rm_key.h) */
+#define RM_SVC_F_QUIC 0x4   /* with KEYED: --key quic, by the DCID (rm_quic.h) */
 
 /* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_slot) ---- */
 /* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
@@ -318,6 +325,11 @@ struct rm_node {
 	 * the slot for the handover window after, so it is not given to
 	 * another node before then (state_edit.c) */
 	__u64 freed_ns;
+	/* appended: the QUIC-LB server ID of a node of a --key quic
+	 * service (rm_quic.h), sid_len bytes (0: none); the control plane
+	 * writes rm_quic_sids from it */
+	__u8 quic_sid_len;
+	__u8 quic_sid[RM_QUIC_SID_MAX];
 };
 enum rm_node_via {
 	RM_VIA_L2 = 0,	 /* MAC rewrite on the director's segment (DSR) */
@@ -343,16 +355,32 @@ enum rm_key_kind {
 	RM_KEY_DNS,	  /* DNS query: QNAME, wire format, lowercased */
 	RM_KEY_BYTES,	  /* len bytes at payload offset off */
 	RM_KEY_TOKEN,	  /* from payload offset off up to a delimiter */
+	RM_KEY_QUIC,	  /* QUIC: the DCID, by QUIC-LB server ID (rm_quic.h) */
 	RM_KEY_KIND_NR,
 };
 #define RM_KEY_DELIMS_MAX 8
+/* A --key quic service's QUIC-LB configuration (draft-ietf-quic-load-
+ * balancers, plaintext algorithm): its CIDs are a first octet (config
+ * rotation bits, then length or random bits), sid_len bytes of server
+ * ID, nonce_len bytes of nonce, and server-use bytes up to cid_len. */
+struct rm_quic_spec {
+	__u8 sid_len;	/* 1..RM_QUIC_SID_MAX */
+	__u8 nonce_len; /* RM_QUIC_NONCE_MIN.., sid_len + nonce_len <= 19 */
+	__u8 cr;	/* config rotation codepoint, 0..6 */
+	__u8 cid_len;	/* short headers' DCID length; 0: self-encoded (the
+			 * first octet's low 5 bits + 1) */
+	__u8 pad[4];	/* zero */
+};
 struct rm_key_spec {
 	__u8 kind;    /* RM_KEY_* */
 	__u8 ndelims; /* token: delimiters used in delims[] */
 	__u16 off;    /* host; bytes/token: offset in the UDP payload */
 	__u16 len;    /* host; bytes: key length; token: longest key */
 	__u8 pad[2];  /* zero */
-	__u8 delims[RM_KEY_DELIMS_MAX];
+	union {
+		__u8 delims[RM_KEY_DELIMS_MAX];
+		struct rm_quic_spec quic; /* RM_KEY_QUIC */
+	};
 };
 
 /* Where a service's ring puts its points and how it hashes a key
@@ -393,6 +421,21 @@ struct rm_svc_meta {
 	struct rm_key_spec keyspec; /* kind != FLOW iff RM_SVC_F_KEYED */
 	/* appended; the data plane reads ring.scheme for keyed services */
 	struct rm_ring_spec ring;
+};
+
+/* ---- rm_quic_sids: HASH, rm_quic_sid_key -> rm_quic_sid_node ------- */
+/* Each QUIC-LB server ID of a --key quic service's nodes, written by the
+ * control plane from the node records. The data plane uses an entry
+ * only while rm_nodes[node] still has that gen, the service and a state
+ * that takes packets (ACTIVE or DRAINING). */
+struct rm_quic_sid_key {
+	__u32 svc_id;			/* host */
+	__u8 len;			/* 1..RM_QUIC_SID_MAX */
+	__u8 sid[RM_QUIC_SID_MAX];	/* zero past len */
+};
+struct rm_quic_sid_node {
+	__u32 node; /* host; rm_nodes slot */
+	__u32 gen;  /* host; rm_nodes[node].gen */
 };
 
 /* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */
@@ -522,7 +565,16 @@ struct rm_conn_set {
 	X(RM_CNT_KEY_FB_FRAGMENT, "key-fallback-fragment")                 \
 	X(RM_CNT_HOPS_SENT, "hop-list-sent")                               \
 	X(RM_CNT_NH_FALLBACK, "nexthop-fib-fallback")                      \
-	X(RM_CNT_NH_ECMP, "nexthop-fib-ecmp")
+	X(RM_CNT_NH_ECMP, "nexthop-fib-ecmp")                              \
+	X(RM_CNT_QUIC_CID_ROUTED, "quic-cid-routed")                       \
+	X(RM_CNT_QUIC_INITIAL_HASHED, "quic-initial-hashed")               \
+	X(RM_CNT_QUIC_FB_CONFIG, "quic-fallback-config")                   \
+	X(RM_CNT_QUIC_FB_LENGTH, "quic-fallback-cid-length")               \
+	X(RM_CNT_QUIC_FB_UNKNOWN_SID, "quic-fallback-unknown-server")      \
+	X(RM_CNT_QUIC_FB_VERSION_NEG, "quic-fallback-version-negotiation") \
+	X(RM_CNT_QUIC_FB_UNKNOWN_VERSION, "quic-fallback-unknown-version") \
+	X(RM_CNT_QUIC_FB_TRUNCATED, "quic-fallback-truncated")             \
+	X(RM_CNT_QUIC_FB_CID_TOO_LONG, "quic-fallback-cid-too-long")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -567,6 +619,19 @@ struct rm_conn_set {
  * packet of a keyed service that reaches the ring: key-routed when the
  * request's key was read and hashed, else one key-fallback-* naming why
  * not (rm_key.h); that packet then goes by the flow hash. */
+/* The quic-* counters likewise, once per packet of a --key quic service
+ * that reaches the ring, instead of the key-* ones (rm_quic.h has the
+ * rules): quic-cid-routed when its DCID named a server ID of a node of
+ * the service that takes packets (to that node, whatever the ring says);
+ * quic-initial-hashed for an Initial or 0-RTT packet whose DCID names
+ * none (the client's own random DCID: the ring by the DCID's hash); else
+ * a quic-fallback-* naming why the DCID routed nowhere: config (rotation
+ * bits not the service's, or 0b111), cid-length (too short for the
+ * configuration, or a self-encoded length the header contradicts),
+ * unknown-server (no node holds the server ID, or it is down),
+ * version-negotiation, unknown-version (a long header of a version other
+ * than 1 and 2) -- all to the ring by the DCID's hash -- and truncated,
+ * cid-too-long (a DCID length over 20), which go by the flow hash. */
 
 #define RM_COUNTER_ENUM(id, name) id,
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };
@@ -596,6 +661,15 @@ static inline int rm_counter_is_outcome(int id)
 	case RM_CNT_HOPS_SENT:
 	case RM_CNT_NH_FALLBACK:
 	case RM_CNT_NH_ECMP:
+	case RM_CNT_QUIC_CID_ROUTED:
+	case RM_CNT_QUIC_INITIAL_HASHED:
+	case RM_CNT_QUIC_FB_CONFIG:
+	case RM_CNT_QUIC_FB_LENGTH:
+	case RM_CNT_QUIC_FB_UNKNOWN_SID:
+	case RM_CNT_QUIC_FB_VERSION_NEG:
+	case RM_CNT_QUIC_FB_UNKNOWN_VERSION:
+	case RM_CNT_QUIC_FB_TRUNCATED:
+	case RM_CNT_QUIC_FB_CID_TOO_LONG:
 		return 0;
 	default:
 		return id >= 0 && id < RM_CNT_MAX;

@@ -133,6 +133,8 @@ int dir_service_keyed(struct director *d, __u32 vip, __u16 port, __u8 proto,
 	m.key = k;
 	if (spec && spec->kind != RM_KEY_FLOW) {
 		m.flags = v.flags = RM_SVC_F_KEYED;
+		if (spec->kind == RM_KEY_QUIC)
+			m.flags = v.flags |= RM_SVC_F_QUIC;
 		m.keyspec = *spec;
 	}
 	/* the meta and the key's slot before the key, as the control plane

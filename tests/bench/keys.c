@@ -10,7 +10,11 @@
  * A keyed request skips the table, copies up to 512 payload bytes, reads
  * its key, hashes it and searches the ring. The memcached rows are run
  * again on services with --ring ketama and md5-vnodes (their own rings of
- * the same nodes): the key hashed with MD5 instead of SipHash.
+ * the same nodes): the key hashed with MD5 instead of SipHash. QUIC
+ * (--key quic:3:4, rm_quic.h) adds two rows, 8-byte CIDs:
+ *   quic short header, CID-routed   the DCID's server ID looked up in
+ *                                   rm_quic_sids: no hash, no ring
+ *   quic Initial, DCID hash + ring  an unroutable DCID: hashed, searched
  *
  * Each figure is the median (min-max) over interleaved rounds, the order
  * reversed every other round, of the kernel's own duration per run. The
@@ -30,6 +34,7 @@
 #include <bpf/libbpf.h>
 #include <ringmaster/rm_key.h>
 #include <ringmaster/rm_owner.h>
+#include <ringmaster/rm_quic.h>
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "director.h"
@@ -61,7 +66,7 @@ struct ky_svc {
 };
 
 enum { S_UDP, S_TCP, S_MC, S_DNS, S_TOKEN, S_BYTES8, S_BYTES32, S_BYTES250,
-       S_KETAMA, S_MD5, S_NR };
+       S_KETAMA, S_MD5, S_QUIC, S_NR };
 static const struct ky_svc svcs[S_NR] = {
     [S_UDP] = {80, IPPROTO_UDP, NULL},
     [S_TCP] = {80, IPPROTO_TCP, NULL},
@@ -74,7 +79,11 @@ static const struct ky_svc svcs[S_NR] = {
     [S_KETAMA] = {11212, IPPROTO_UDP, "memcached", "ketama"},
     [S_MD5] = {11213, IPPROTO_UDP, "memcached",
 	       "md5-vnodes:{node}-vnode-{i}:160"},
+    [S_QUIC] = {443, IPPROTO_UDP, "quic:3:4:0:self"},
 };
+/* the QUIC service's node holding server ID c4605e, the draft's first
+ * test vector's; in no ring */
+#define KY_QUIC_NODE 100
 
 /* Each service's ring scheme, and the ring of the bench's nodes built
  * with it (encoded into slots). */
@@ -219,7 +228,7 @@ static int ky_run(struct director *d, struct ky_row *r, __u32 repeat,
 int cmd_keys(const struct bench_opts *o)
 {
 	static const int sizes[] = {8, 32, 250};
-	static struct ky_row rows[2 + 6 * 3];
+	static struct ky_row rows[2 + 6 * 3 + 2];
 	static struct ky_ring rings[S_NR];
 	struct rm_key_spec specs[S_NR];
 	struct rm_node_spec nodes[KY_NODES];
@@ -317,6 +326,56 @@ int cmd_keys(const struct bench_opts *o)
 			r->want_node = id;
 			r->check_cnt = RM_CNT_KEY_ROUTED;
 		}
+
+	/* QUIC: a server's CID (the vector), then a client's own DCID */
+	for (i = 0; i < 2; i++) {
+		static const __u8 vec[8] = {0x07, 0xc4, 0x60, 0x5e,
+					    0x45, 0x04, 0xcc, 0x4f};
+		static const __u8 rnd[8] = {0x27, 0x11, 0x22, 0x33,
+					    0x44, 0x55, 0x66, 0x77};
+		struct rm_quic_sid_key k = {.svc_id = S_QUIC, .len = 3,
+					    .sid = {0xc4, 0x60, 0x5e}};
+		struct rm_quic_sid_node v = {.node = KY_QUIC_NODE, .gen = 1};
+		const struct ky_ring *kr = &rings[S_QUIC];
+		struct ky_row *r = &rows[nrows++];
+		struct rm_quic_cid c = {.len = 8};
+		__u8 pl[64], mac[6];
+		size_t n = 0;
+
+		if (!i) {
+			pl[n++] = 0x41;
+			memcpy(pl + n, vec, 8);
+			n += 8;
+		} else {
+			memcpy(pl, "\xc0\0\0\0\1\x08", 6);
+			memcpy(pl + 6, rnd, 8);
+			n = 14;
+			pl[n++] = 0;
+		}
+		memset(pl + n, 0xab, 40);
+		n += 40;
+		r->path = i ? "quic Initial: DCID hash + ring"
+			    : "quic short header: CID-routed";
+		r->key_len = 8;
+		r->svc = S_QUIC;
+		r->len = ky_frame(r->frame, svcs[S_QUIC].port, pl, n);
+		memcpy(c.w, rnd, 8);
+		if (i)
+			rm_ring_lookup(kr->slots, kr->nslots,
+				       rm_quic_cid_hash(&seed, &c),
+				       &r->want_node);
+		else
+			r->want_node = KY_QUIC_NODE;
+		r->check_cnt = i ? RM_CNT_QUIC_INITIAL_HASHED
+				 : RM_CNT_QUIC_CID_ROUTED;
+		bench_node_mac(KY_QUIC_NODE, mac);
+		if (!i && (dir_node(&d, KY_QUIC_NODE, mac, bench_dir_mac, 1,
+				    S_QUIC) ||
+			   bpf_map_update_elem(
+			       bpf_map__fd(d.skel->maps.rm_quic_sids), &k, &v,
+			       BPF_ANY)))
+			return 1;
+	}
 
 	/* verify, warm up, then interleaved rounds */
 	for (i = 0; i < nrows; i++) {

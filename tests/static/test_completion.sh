@@ -43,12 +43,12 @@ expect()
 }
 
 ifaces=$(ls /sys/class/net | sort | tr '\n' ' ' | sed 's/ $//')
-expect "apply config diff doctor history lookup node publish restore ring save seed service show stats top" ringctl ""
+expect "apply config diff doctor history lookup node publish quic-cid restore ring save seed service show stats top" ringctl ""
 expect "node" ringctl no
 expect "add del set" ringctl node ""
 expect "add del list set" ringctl service ""
 expect "save seed service show stats" ringctl s
-expect "--addr --dev --dry-run --gue-port --help --json --mac --pin-dir --verbose --via --weight" ringctl node add web a --
+expect "--addr --dev --dry-run --gue-port --help --json --mac --pin-dir --server-id --verbose --via --weight" ringctl node add web a --
 expect "gue ipip l2" ringctl node add web a --via ""
 expect "--dev --dry-run" ringctl node add web a --d
 expect "--help --json --nodes --seed --verbose --vnodes" ringctl ring --nodes a,b --

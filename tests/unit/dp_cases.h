@@ -102,7 +102,7 @@ static int build_topology(struct dp_fx *f)
 }
 
 /* ---- the table ------------------------------------------------------ */
-#define C(x) (1u << (x))
+#define C(x) (1ull << (x))
 /* Connection table, empty before each run: the first non-SYN packet of a
  * flow misses and writes; ICMP errors and SYNs of 3-tuple services look
  * up and never write; SYNs of 5-tuple services do not look up at all. */
@@ -127,7 +127,7 @@ struct dp_case {
 	const char *desc;
 	struct dp_spec s;
 	__u32 verdict;
-	__u32 counters; /* C() mask of counters that rise by exactly 1 */
+	__u64 counters; /* C() mask of counters that rise by exactly 1 */
 	int svc;	/* forwarding service (owner, stats); -1 none */
 	__u32 ifindex;	/* ctx ingress_ifindex; 0 = test_run's default */
 };
@@ -317,17 +317,10 @@ static const struct dp_case cases[] = {
 static inline int dp_cases_open(const char *who, struct dp_fx **out,
 				char *why, size_t why_len)
 {
-	int err = 0;
-
-	*out = dp_fx_open(&err, why, why_len);
-	if (!*out) {
-		if (err == -EPERM || geteuid() != 0) {
-			fprintf(stderr, "%s: SKIPPING: %s\n", who, why);
-			return 0;
-		}
-		fprintf(stderr, "%s: %s\n", who, why);
+	if (dp_fx_open_group(who, out, why, why_len))
 		return -1;
-	}
+	if (!*out)
+		return 0;
 	if (build_topology(*out)) {
 		fprintf(stderr, "%s: cannot fill the maps: %s\n", who,
 			strerror(errno));

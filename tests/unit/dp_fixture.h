@@ -135,6 +135,25 @@ static inline struct dp_fx *dp_fx_open(int *err, char *why, size_t why_len)
 	return dp_fx_open_chained(err, why, why_len, RM_CHAIN_NONE, -1);
 }
 
+/* A test group's fixture: 0 with *out set; 0 with *out NULL when BPF is
+ * not open to this user (every test then skips, saying why); -1 on any
+ * other failure (the verifier's, say). */
+static inline int dp_fx_open_group(const char *who, struct dp_fx **out,
+				   char *why, size_t why_len)
+{
+	int err = 0;
+
+	*out = dp_fx_open(&err, why, why_len);
+	if (*out)
+		return 0;
+	if (err == -EPERM || geteuid() != 0) {
+		fprintf(stderr, "%s: SKIPPING: %s\n", who, why);
+		return 0;
+	}
+	fprintf(stderr, "%s: %s\n", who, why);
+	return -1;
+}
+
 static inline void dp_fx_close(struct dp_fx *fx)
 {
 	int i;
@@ -496,7 +515,7 @@ static const char *const dp_counter_names[] = {
  * 0 if so, else 1 and a line on stderr per counter that did not. */
 static inline int dp_counters_rose(const char *what, size_t len,
 				   const __u64 *before, const __u64 *after,
-				   __u32 mask)
+				   __u64 mask)
 {
 	int bad = 0, i;
 

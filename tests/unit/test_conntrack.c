@@ -198,7 +198,7 @@ static void shoot(const struct dp_spec *s, struct shot *o)
 		o->d[i] = after[i] - before[i];
 }
 
-#define C(x) (1u << (x))
+#define C(x) (1ull << (x))
 #define FWD C(RM_CNT_FWD_TX)
 #define HIT C(RM_CNT_CONN_HIT)
 #define MISS C(RM_CNT_CONN_MISS)
@@ -211,7 +211,7 @@ static void shoot(const struct dp_spec *s, struct shot *o)
 /* The shot went as said: verdict, node (-1: not forwarded), and every
  * counter in mask rose by exactly 1, every other by 0. */
 static void expect_(int line, const char *what, const struct shot *o,
-		    __u32 verdict, long node, __u32 mask)
+		    __u32 verdict, long node, __u64 mask)
 {
 	int bad = 0, i;
 

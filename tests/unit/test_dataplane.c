@@ -55,7 +55,7 @@ static int group_teardown(void **state)
 struct expect {
 	int err;
 	__u32 verdict;
-	__u32 counters;
+	__u64 counters;
 	const __u8 *out; /* expected output, len bytes */
 	size_t len;
 };

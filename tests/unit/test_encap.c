@@ -208,7 +208,7 @@ static int group_teardown(void **state)
 }
 
 /* ---- cases ---------------------------------------------------------- */
-#define C(x) (1u << (x))
+#define C(x) (1ull << (x))
 #define CT_NEW (C(RM_CNT_CONN_MISS) | C(RM_CNT_CONN_INSERT))
 #define REDIR_IPIP (C(RM_CNT_FWD_REDIRECT) | C(RM_CNT_ENCAP_IPIP))
 #define REDIR_GUE (C(RM_CNT_FWD_REDIRECT) | C(RM_CNT_ENCAP_GUE))
@@ -252,7 +252,7 @@ struct enc_case {
 	int clear_df; /* IPv4 inner without DF */
 	int no_src;   /* no outer source of the node's family */
 	__u32 verdict;
-	__u32 counters;
+	__u64 counters;
 	enum out out;
 	int tx;	   /* out of the ingress (rx0) rather than tx0 */
 	__u32 mtu; /* OUT_TOOBIG: the MTU the error gives */
@@ -437,7 +437,7 @@ static int case_prepare(const struct enc_case *c)
 
 /* Run one frame; compare verdict, output and counters. 1 on mismatch. */
 static int run_check(const char *what, const __u8 *in, size_t len,
-		     __u32 verdict, __u32 counters, const __u8 *out,
+		     __u32 verdict, __u64 counters, const __u8 *out,
 		     size_t out_len)
 {
 	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];

@@ -125,19 +125,10 @@ static int setup_services(void)
 
 static int group_setup(void **state)
 {
-	int err = 0;
-
 	(void)state;
-	fx = dp_fx_open(&err, skip_why, sizeof(skip_why));
-	if (!fx) {
-		if (err == -EPERM || geteuid() != 0) {
-			fprintf(stderr, "test_keys: SKIPPING: %s\n", skip_why);
-			return 0;
-		}
-		fprintf(stderr, "test_keys: %s\n", skip_why);
+	if (dp_fx_open_group("test_keys", &fx, skip_why, sizeof(skip_why)))
 		return -1;
-	}
-	return setup_services();
+	return fx ? setup_services() : 0;
 }
 
 static int group_teardown(void **state)

@@ -21,7 +21,9 @@ static bool node_same(const struct rm_node *a, const struct rm_node *b)
 	       rm_node_same_target(a, b) &&
 	       a->addr_family == b->addr_family &&
 	       !memcmp(a->addr, b->addr, sizeof(a->addr)) &&
-	       !strncmp(a->dev, b->dev, RM_IFNAME_MAX);
+	       !strncmp(a->dev, b->dev, RM_IFNAME_MAX) &&
+	       a->quic_sid_len == b->quic_sid_len &&
+	       !memcmp(a->quic_sid, b->quic_sid, sizeof(a->quic_sid));
 }
 
 static bool node_of(const struct rm_node *n, __u32 svc)

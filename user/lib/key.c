@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ringmaster/rm_owner.h>
+#include <ringmaster/rm_quic.h>
 #include "key.h"
 #include "ring.h"
 #include "state.h"
@@ -13,7 +14,7 @@
 static const char *const kind_names[RM_KEY_KIND_NR] = {
     [RM_KEY_FLOW] = "flow",   [RM_KEY_MEMCACHED] = "memcached",
     [RM_KEY_DNS] = "dns",     [RM_KEY_BYTES] = "bytes",
-    [RM_KEY_TOKEN] = "token",
+    [RM_KEY_TOKEN] = "token", [RM_KEY_QUIC] = "quic",
 };
 
 const char *rm_key_result_name(int res)
@@ -77,6 +78,9 @@ int rm_keyspec_valid(const struct rm_key_spec *k)
 {
 	if (k->kind >= RM_KEY_KIND_NR || k->pad[0] || k->pad[1])
 		return 0;
+	if (k->kind == RM_KEY_QUIC)
+		return !k->ndelims && !k->off && !k->len &&
+		       rm_quic_spec_valid(&k->quic);
 	for (int i = k->kind == RM_KEY_TOKEN ? k->ndelims : 0;
 	     i < RM_KEY_DELIMS_MAX; i++)
 		if (k->delims[i])
@@ -94,6 +98,45 @@ int rm_keyspec_valid(const struct rm_key_spec *k)
 	}
 }
 
+/* The next ":N" field of a quic spec into *v (lo..hi); 0 or -EINVAL. */
+static int quic_field(const char **p, unsigned long lo, unsigned long hi,
+		      __u8 *v)
+{
+	unsigned long n;
+	char *end;
+
+	if (**p != ':' || (*p)[1] < '0' || (*p)[1] > '9')
+		return -EINVAL;
+	n = strtoul(*p + 1, &end, 10);
+	if (n < lo || n > hi)
+		return -EINVAL;
+	*v = (__u8)n;
+	*p = end;
+	return 0;
+}
+
+/* quic:SIDLEN:NONCELEN[:CR[:CIDLEN|:self]] */
+static int parse_quic(const char *p, struct rm_quic_spec *q, const char **why)
+{
+	*why = "expected quic:SIDLEN:NONCELEN[:CR[:CIDLEN|:self]]: server ID "
+	       "1-15 bytes, nonce 4 bytes or more, together at most 19; "
+	       "config rotation 0-6; CIDLEN 1 + SIDLEN + NONCELEN to 20, or "
+	       "self (the first octet encodes the length, the default)";
+	if (quic_field(&p, 1, RM_QUIC_SID_MAX, &q->sid_len) ||
+	    quic_field(&p, RM_QUIC_NONCE_MIN, RM_QUIC_CID_MAX - 2,
+		       &q->nonce_len))
+		return -EINVAL;
+	if (*p && quic_field(&p, 0, RM_QUIC_CR_UNROUTABLE - 1, &q->cr))
+		return -EINVAL;
+	if (!strcmp(p, ":self"))
+		p += 5;
+	else if (*p && quic_field(&p, 1, RM_QUIC_CID_MAX, &q->cid_len))
+		return -EINVAL;
+	if (*p || !rm_quic_spec_valid(q))
+		return -EINVAL;
+	return 0;
+}
+
 int rm_parse_keyspec(const char *s, struct rm_key_spec *spec,
 		     const char **why)
 {
@@ -102,8 +145,12 @@ int rm_parse_keyspec(const char *s, struct rm_key_spec *spec,
 	unsigned long off, len;
 
 	memset(spec, 0, sizeof(*spec));
-	*why = "expected flow, memcached, dns, bytes:OFFSET:LEN or "
-	       "token:OFFSET:DELIMS:MAXLEN";
+	if (!strncmp(s, "quic:", 5) || !strcmp(s, "quic")) {
+		spec->kind = RM_KEY_QUIC;
+		return parse_quic(s + 4, &spec->quic, why);
+	}
+	*why = "expected flow, memcached, dns, bytes:OFFSET:LEN, "
+	       "token:OFFSET:DELIMS:MAXLEN or quic:SIDLEN:NONCELEN[:CR[:CIDLEN]]";
 	for (int k = RM_KEY_FLOW; k <= RM_KEY_DNS; k++)
 		if (!strcmp(s, kind_names[k])) {
 			spec->kind = k;
@@ -164,6 +211,17 @@ void rm_format_keyspec(const struct rm_key_spec *spec, char *out, size_t len)
 	}
 	if (spec->kind == RM_KEY_BYTES) {
 		snprintf(out, len, "bytes:%u:%u", spec->off, spec->len);
+		return;
+	}
+	if (spec->kind == RM_KEY_QUIC) {
+		const struct rm_quic_spec *q = &spec->quic;
+
+		if (q->cid_len)
+			snprintf(out, len, "quic:%u:%u:%u:%u", q->sid_len,
+				 q->nonce_len, q->cr, q->cid_len);
+		else
+			snprintf(out, len, "quic:%u:%u:%u:self", q->sid_len,
+				 q->nonce_len, q->cr);
 		return;
 	}
 	if (spec->kind != RM_KEY_TOKEN) {

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <ringmaster/rm_common.h>
 #include "ring.h"
 
@@ -75,6 +76,25 @@ static inline bool rm_snap_node_used(const struct rm_snap *s, __u32 i,
 
 	return n->state != RM_NODE_FREE && n->svc_id < RM_MAX_SERVICES &&
 	       rm_snap_svc_used(s, n->svc_id, only);
+}
+
+/* Node slot i's QUIC-LB server ID as rm_quic_sids keys it, if it has
+ * one in s (a node of a --key quic service given --server-id). */
+static inline bool rm_quic_sid_of(const struct rm_snap *s, __u32 i,
+				  struct rm_quic_sid_key *k)
+{
+	const struct rm_node *n = &s->node[i];
+
+	if (n->state == RM_NODE_FREE || !n->quic_sid_len ||
+	    n->quic_sid_len > RM_QUIC_SID_MAX ||
+	    n->svc_id >= RM_MAX_SERVICES || !s->svc[n->svc_id].in_use ||
+	    s->svc[n->svc_id].keyspec.kind != RM_KEY_QUIC)
+		return false;
+	memset(k, 0, sizeof(*k));
+	k->svc_id = n->svc_id;
+	k->len = n->quic_sid_len;
+	memcpy(k->sid, n->quic_sid, n->quic_sid_len);
+	return true;
 }
 
 const char *rm_errmsg(void);

@@ -248,6 +248,56 @@ out:
 	return err;
 }
 
+/* rm_quic_sids as new's node records say: each server ID of a node of a
+ * --key quic service -> (slot, gen). Stale entries go first; the data
+ * plane checks each entry's gen, service and state against the node's
+ * record, so an entry a step ahead of or behind the records sends a
+ * packet nowhere wrong (to the ring, at worst). */
+static int quic_sids_sync(struct rm_state *st, const struct rm_snap *new)
+{
+	int fd = st->fd[RM_M_QUIC_SIDS], err = 0;
+	struct rm_quic_sid_key k, next, *gone;
+	struct rm_quic_sid_node v, cur;
+	__u32 n = 0;
+
+	gone = calloc(RM_MAX_NODES, sizeof(*gone));
+	if (!gone)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	for (void *prev = NULL;
+	     n < RM_MAX_NODES && !bpf_map_get_next_key(fd, prev, &next);
+	     prev = &k) {
+		k = next;
+		if (!bpf_map_lookup_elem(fd, &k, &cur) &&
+		    (cur.node >= RM_MAX_NODES ||
+		     !rm_quic_sid_of(new, cur.node, &next) ||
+		     memcmp(&next, &k, sizeof(k))))
+			gone[n++] = k;
+	}
+	for (__u32 i = 0; i < n && !err; i++)
+		if (bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT)
+			err = rm_state_fail(-errno, "cannot remove a server ID "
+					    "from %s: %s",
+					    RM_MAP_NAME(QUIC_SIDS),
+					    strerror(errno));
+	for (__u32 i = 0; i < RM_MAX_NODES && !err; i++) {
+		if (!rm_quic_sid_of(new, i, &k))
+			continue;
+		v.node = i;
+		v.gen = new->node[i].gen;
+		if (!bpf_map_lookup_elem(fd, &k, &cur) &&
+		    !memcmp(&cur, &v, sizeof(v)))
+			continue;
+		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+			err = rm_state_fail(-errno, "cannot write node '%s''s "
+					    "server ID into %s: %s",
+					    new->node[i].name,
+					    RM_MAP_NAME(QUIC_SIDS),
+					    strerror(errno));
+	}
+	free(gone);
+	return err;
+}
+
 /* Wait until every XDP run that could have read the old rings is over:
  * programs run inside RCU read-side sections and MEMBARRIER_CMD_GLOBAL
  * is synchronize_rcu(). Where it is refused (nohz_full), sleep instead.
@@ -545,6 +595,9 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	/* 4: service keys, once their rings are in */
 	if (!err)
 		err = services_sync(st, new);
+	/* 4b: QUIC server IDs, once their nodes' records are in */
+	if (!err)
+		err = quic_sids_sync(st, new);
 	/* 5: rings of deleted services, once no key leads to them */
 	if (!err)
 		err = rings_of_deleted_drop(st, old, new, all, &waited);

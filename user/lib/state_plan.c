@@ -27,6 +27,52 @@ static bool key_ok(const struct rm_svc_key *k)
 	       (!k->vip[1] && !k->vip[2] && !k->vip[3]);
 }
 
+/* Node i's QUIC-LB server ID, if it has one: of a --key quic service,
+ * of the service's length, zero past it, held by no other node of the
+ * service. (A node without one gets its packets by the ring alone: its
+ * connections break when the ring moves their DCIDs.) */
+static int quic_sid_check(const struct rm_snap *s, __u32 i)
+{
+	const struct rm_node *n = &s->node[i];
+	const struct rm_svc_meta *m = &s->svc[n->svc_id];
+	__u32 len = n->quic_sid_len;
+
+	if (m->keyspec.kind != RM_KEY_QUIC) {
+		if (!len)
+			return 0;
+		return rm_state_fail(-EINVAL,
+				     "node '%s': --server-id goes with a "
+				     "service of --key quic; '%s' is not one",
+				     n->name, m->name);
+	}
+	if (!len)
+		return 0;
+	if (len != m->keyspec.quic.sid_len)
+		return rm_state_fail(-EINVAL,
+				     "node '%s': service '%s' takes server IDs "
+				     "of %u bytes, not %u: give --server-id as "
+				     "%u bytes in hex",
+				     n->name, m->name, m->keyspec.quic.sid_len,
+				     len, m->keyspec.quic.sid_len);
+	for (__u32 j = len; j < RM_QUIC_SID_MAX; j++)
+		if (n->quic_sid[j])
+			return rm_state_fail(-EINVAL,
+					     "node slot %u is invalid", i);
+	for (__u32 j = 0; j < i; j++) {
+		const struct rm_node *o = &s->node[j];
+
+		if (o->state != RM_NODE_FREE && o->svc_id == n->svc_id &&
+		    o->quic_sid_len == len &&
+		    !memcmp(o->quic_sid, n->quic_sid, sizeof(o->quic_sid)))
+			return rm_state_fail(-EEXIST,
+					     "nodes '%s' and '%s' of '%s' have "
+					     "the same server ID: each node "
+					     "needs its own",
+					     o->name, n->name, m->name);
+	}
+	return 0;
+}
+
 /* The whole new snapshot must be sound before anything is written. */
 static int validate(const struct rm_snap *old, const struct rm_snap *new,
 		    unsigned int flags)
@@ -43,7 +89,10 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 			continue;
 		if (!rm_name_valid(m->name) || !key_ok(&m->key) ||
 		    m->vnodes < 1 || m->vnodes > RM_MAX_VNODES ||
-		    (m->flags & ~(RM_SVC_F_3TUPLE | RM_SVC_F_KEYED)))
+		    (m->flags &
+		     ~(RM_SVC_F_3TUPLE | RM_SVC_F_KEYED | RM_SVC_F_QUIC)) ||
+		    !(m->flags & RM_SVC_F_QUIC) !=
+			(m->keyspec.kind != RM_KEY_QUIC))
 			return rm_state_fail(-EINVAL, "service slot %d is invalid", i);
 		/* a key is read from one UDP datagram: TCP has no such unit */
 		if (!rm_keyspec_valid(&m->keyspec) ||
@@ -83,6 +132,8 @@ static int validate(const struct rm_snap *old, const struct rm_snap *new,
 		    n->weight < 1 || n->weight > RM_MAX_WEIGHT ||
 		    n->health.state > RM_HEALTH_UNHEALTHY || n->health.out > 1)
 			return rm_state_fail(-EINVAL, "node slot %u is invalid", i);
+		if (quic_sid_check(new, i))
+			return -EINVAL;
 		/* unchanged nodes may sit on a vanished interface: only
 		 * what this change writes must be reachable */
 		if (!(flags & RM_APPLY_ALL) &&

@@ -107,25 +107,42 @@ static int hexval(char c)
 	return -1;
 }
 
+int rm_parse_hex(const char *s, __u8 *out, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strlen(s);
+	if (!n || n % 2 || n / 2 > max)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		out[i] = (__u8)(hi << 4 | lo);
+	}
+	return (int)(n / 2);
+}
+
+void rm_format_hex(const __u8 *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * n] = 0;
+}
+
 /* The seed text is the 16 key bytes in order (SipHash's k as bytes),
  * k0 = bytes 0..7 little-endian, k1 = bytes 8..15. */
 int rm_parse_seed(const char *s, struct rm_seed *seed)
 {
 	__u8 b[16];
 
-	if (!s)
+	if (rm_parse_hex(s, b, sizeof(b)) != (int)sizeof(b))
 		return -EINVAL;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (strlen(s) != 32)
-		return -EINVAL;
-	for (int i = 0; i < 16; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		b[i] = (__u8)(hi << 4 | lo);
-	}
 	seed->k0 = seed->k1 = 0;
 	for (int i = 7; i >= 0; i--) {
 		seed->k0 = seed->k0 << 8 | b[i];

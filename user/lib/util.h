@@ -19,6 +19,11 @@ int rm_parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
 /* "a,b:2,c" -> specs (weight after ':' defaults to 1; ids = position).
  * *specs is malloc'd. -EINVAL on syntax, -ERANGE on weight. */
 int rm_parse_nodes(const char *s, struct rm_node_spec **specs, __u32 *n);
+/* 1..max bytes as hex digits (a 0x prefix allowed) -> out: the byte
+ * count, or -EINVAL. */
+int rm_parse_hex(const char *s, __u8 *out, size_t max);
+/* n bytes as 2n lowercase hex digits and a NUL. */
+void rm_format_hex(const __u8 *b, size_t n, char *out);
 /* 32 hex digits (128 bits) -> seed; also accepts a 0x prefix. */
 int rm_parse_seed(const char *s, struct rm_seed *seed);
 void rm_format_seed(const struct rm_seed *seed, char out[33]);

@@ -46,6 +46,8 @@ struct edit {
 	__u32 addr_family;
 	bool addr_set;
 	struct rm_via via;		 /* node add/set: how it is reached */
+	__u8 sid[RM_QUIC_SID_MAX];	 /* node add --server-id */
+	__u8 sid_len;
 	bool via_set;			 /* node set */
 	__u32 udp_timeout, insert_rate; /* config */
 	bool udp_timeout_set, insert_rate_set;
@@ -87,6 +89,8 @@ void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len);
 /* The ring the kernel searches for svc, decoded (names from lv->old). */
 int live_ring(struct live *lv, __u32 svc, struct rm_ring *r);
 
+/* lookup --cid HEX: a --key quic service's CID (cmd_quic.c). */
+int lookup_cid(struct ctl_opts *o, struct live *lv, int svc);
 /* lookup: the connection table's entry for the flow (cmd_lookup_conn.c).
  * owner: the ring's owner slot, or -1 when the ring has none. */
 struct lookup_conn {

@@ -42,6 +42,13 @@ static int node_put(struct edit *e, struct live *lv, int svc)
 		memcpy(lv->new->node[slot].addr, e->addr, sizeof(e->addr));
 		lv->new->node[slot].addr_family = e->addr_family;
 	}
+	if (slot >= 0) {
+		struct rm_node *n = &lv->new->node[slot];
+
+		memset(n->quic_sid, 0, sizeof(n->quic_sid));
+		memcpy(n->quic_sid, e->sid, e->sid_len);
+		n->quic_sid_len = e->sid_len;
+	}
 	return slot;
 }
 
@@ -147,6 +154,16 @@ int node_add_parse(struct ctl_opts *o, struct edit *e)
 	if (ret)
 		return ret;
 	e->weight = o->weight.val;
+	if (o->server_id) {
+		int n = rm_parse_hex(o->server_id, e->sid, sizeof(e->sid));
+
+		if (n < 0)
+			return ctl_usage_error("node add: --server-id '%s': "
+					       "expected 1-%d bytes in hex, "
+					       "e.g. c4605e",
+					       o->server_id, RM_QUIC_SID_MAX);
+		e->sid_len = (__u8)n;
+	}
 	e->apply = node_add_apply;
 	return 0;
 }

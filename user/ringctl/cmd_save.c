@@ -17,6 +17,7 @@
 static void write_config(FILE *f, const struct live *lv, bool fleet)
 {
 	char hex[33], addr[64], addr6[64], mac[18], key[80], ho[16];
+	char sid[2 * RM_QUIC_SID_MAX + 1];
 
 	rm_format_seed(&lv->old->cfg.seed, hex);
 	fprintf(f, "# ringmaster configuration: ringctl restore FILE applies it\n");
@@ -82,6 +83,10 @@ static void write_config(FILE *f, const struct live *lv, bool fleet)
 				n->dev, n->weight);
 			if (n->addr_family)
 				fprintf(f, " --addr %s", addr);
+		}
+		if (n->quic_sid_len && n->quic_sid_len <= RM_QUIC_SID_MAX) {
+			rm_format_hex(n->quic_sid, n->quic_sid_len, sid);
+			fprintf(f, " --server-id %s", sid);
 		}
 		fprintf(f, "\n");
 	}

@@ -49,6 +49,8 @@ static int svc_key_parse(const struct ctl_opts *o, struct rm_svc_meta *m)
 				       "per datagram)",
 				       spec);
 	m->flags |= RM_SVC_F_KEYED;
+	if (m->keyspec.kind == RM_KEY_QUIC)
+		m->flags |= RM_SVC_F_QUIC;
 	return 0;
 }
 

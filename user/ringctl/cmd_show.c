@@ -147,6 +147,10 @@ static void show_json(struct rm_json *j, struct live *lv, struct view *w)
 		rm_json_u64(j, "gen", n->gen);
 		rm_json_u64(j, "conns", w->conns->node[i]);
 		rm_json_u64(j, "conns_recent", w->conns->recent[i]);
+		if (n->quic_sid_len && n->quic_sid_len <= RM_QUIC_SID_MAX) {
+			rm_format_hex(n->quic_sid, n->quic_sid_len, text);
+			rm_json_str(j, "server_id", text);
+		}
 		health_json(j, m, n);
 		rm_json_obj_close(j);
 	}
@@ -201,6 +205,10 @@ static void show_text(struct live *lv, struct view *w)
 		       w->conns->recent[i], mac, n->dev, bar);
 		if (n->health.err[0] && n->health.state != RM_HEALTH_HEALTHY)
 			printf("  %-20s last error: %s\n", "", n->health.err);
+		if (n->quic_sid_len && n->quic_sid_len <= RM_QUIC_SID_MAX) {
+			rm_format_hex(n->quic_sid, n->quic_sid_len, text);
+			printf("  %-20s QUIC-LB server ID %s\n", "", text);
+		}
 	}
 }
 
@@ -662,17 +670,19 @@ int cmd_lookup(struct ctl_opts *o)
 		return ctl_usage_error("lookup: expected one SERVICE");
 	if ((ret = live_name("service", o->argv[0])))
 		return ret;
-	keyed = !!o->lookup_key + !!o->qname + !!o->key_file;
+	keyed = !!o->lookup_key + !!o->qname + !!o->key_file + !!o->cid;
 	if (keyed > 1)
-		return ctl_usage_error("lookup: --key, --qname, --key-file: "
-				       "give one");
+		return ctl_usage_error("lookup: --key, --qname, --key-file, "
+				       "--cid: give one");
 	if (keyed && (o->src.set || o->sport.set || o->sport_file))
-		return ctl_usage_error("lookup: --key/--qname/--key-file name "
-				       "keys, --src/--sport a flow: give one");
+		return ctl_usage_error("lookup: --key/--qname/--key-file/--cid "
+				       "name keys, --src/--sport a flow: give "
+				       "one");
 	if (!keyed && !o->src.set)
 		return ctl_usage_error("lookup: --src ADDR (a flow) or --key "
 				       "KEY / --qname NAME (a keyed service) "
-				       "is required");
+				       "or --cid HEX (a QUIC service) is "
+				       "required");
 	if (o->sport.set && o->sport_file)
 		return ctl_usage_error("lookup: --sport PORT or --sport-file "
 				       "FILE: give one");
@@ -682,6 +692,10 @@ int cmd_lookup(struct ctl_opts *o)
 	svc = live_svc(&lv, o->argv[0]);
 	if (svc < 0) {
 		ret = RM_EXIT_RUNTIME;
+		goto out;
+	}
+	if (o->cid) {
+		ret = lookup_cid(o, &lv, svc);
 		goto out;
 	}
 	if (keyed) {

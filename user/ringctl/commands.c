@@ -163,10 +163,16 @@ static const struct cli_opt service_add_opts[] = {
 	 "and protocol only",
 	 .def = "5tuple"),
     STR("key", keyspec, 63,
-	"flow|memcached|dns|bytes:OFF:LEN|token:OFF:DELIMS:MAXLEN",
+	"flow|memcached|dns|bytes:OFF:LEN|token:OFF:DELIMS:MAXLEN|"
+	"quic:SIDLEN:NONCELEN[:CR[:CIDLEN|:self]]",
 	"UDP: send each request to its key's owner: a memcached key, a DNS "
 	"QNAME, LEN bytes at payload offset OFF, or from OFF up to one of "
 	"DELIMS (escapes \\s \\r \\n \\t \\\\ \\xHH), at most MAXLEN bytes; "
+	"quic: each QUIC packet by its destination connection ID, to the "
+	"node whose --server-id it carries (QUIC-LB plaintext CIDs: "
+	"SIDLEN-byte server ID, NONCELEN-byte nonce, config rotation CR "
+	"0-6, CIDs of CIDLEN bytes or self-encoded length, the default), "
+	"else to the ring by its hash; "
 	"flow: by the flow",
 	.def = "flow", .words = key_kinds),
     STR("ring", ringspec, 63, "ringmaster|ketama|md5-vnodes:TEMPLATE:COUNT",
@@ -214,6 +220,12 @@ static const struct cli_opt doctor_opts[] = {
 static const struct cli_opt node_add_opts[] = {
     OPTS_REACH(.def = "l2"),
     OPT_WEIGHT(.def = "1"),
+    STR("server-id", server_id, 2 * RM_QUIC_SID_MAX + 2, "HEX",
+	"a --key quic service: the node's QUIC-LB server ID, the service's "
+	"server ID length in bytes as hex, unique in the service; packets "
+	"whose connection ID carries it go to this node whatever the ring "
+	"says (the node's QUIC server must issue such CIDs: ringctl "
+	"quic-cid)"),
     OPTS_CHANGE,
     END};
 
@@ -283,6 +295,15 @@ static const struct cli_opt lookup_opts[] = {
 	"a --key dns service: the query name, any case, final dot optional"),
     STR("key-file", key_file, 0, "FILE",
 	"a keyed service: a key a line (- for stdin); prints KEY NODE lines"),
+    STR("cid", cid, 2 * RM_QUIC_CID_MAX + 2, "HEX",
+	"a --key quic service: a packet's destination connection ID; says "
+	"whether its QUIC-LB server ID or the ring by its hash decides"),
+    OPT_JSON,
+    OPT_PIN_DIR,
+    END};
+
+static const struct cli_opt quic_cid_opts[] = {
+    UINT("count", count, 1, 100000, "N", "how many CIDs (default 1)"),
     OPT_JSON,
     OPT_PIN_DIR,
     END};
@@ -420,6 +441,11 @@ static const struct ctl_cmd commands[] = {
     CMD("config", NULL,
 	"the connection table's settings: print them, or set them",
 	config_opts, CLI_CMD_SAVED, .run = cmd_config, .edit = conf_parse),
+    CMD("quic-cid", "SERVICE NODE",
+	"QUIC connection IDs carrying a node's QUIC-LB server ID under its "
+	"--key quic service's configuration, fresh random nonces, one a "
+	"line: for the node's QUIC server to issue",
+	quic_cid_opts, 0, .run = cmd_quic_cid),
 };
 
 const struct cli_prog ctl_prog = {

@@ -36,6 +36,10 @@ struct ctl_opts {
 	const char *lookup_key, *qname, *key_file, *sport_file;
 	/* node state */
 	bool drain, active, down;
+	/* node add --server-id HEX: a --key quic service's QUIC-LB server ID;
+	 * lookup --cid HEX; quic-cid --count N */
+	const char *server_id, *cid;
+	struct cli_u32 count;
 	/* save --output FILE */
 	const char *output;
 	/* save --fleet, apply --keep-local: this director's own settings
@@ -103,6 +107,7 @@ int cmd_seed(struct ctl_opts *o);
 int cmd_config(struct ctl_opts *o);
 int cmd_apply(struct ctl_opts *o);
 int cmd_publish(struct ctl_opts *o);
+int cmd_quic_cid(struct ctl_opts *o);
 /* observability: cmd_metrics.c, cmd_history.c, cmd_doctor.c, cmd_top.c */
 int cmd_stats_prometheus(struct ctl_opts *o);
 int cmd_history(struct ctl_opts *o);

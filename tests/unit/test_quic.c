@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QUIC by connection ID (include/ringmaster/rm_quic.h, bpf/quic.h): the
+ * QUIC-LB plaintext algorithm in userspace, and the kernel through
+ * bpf_prog_test_run_opts on the same packets.
+ *
+ *   vectors      the draft's "Load Balancer Test Vectors" (unencrypted
+ *                CIDs): each CID decodes to its server ID, and
+ *                rm_quic_cid_make() rebuilds it from server ID and nonce
+ *   headers      version-invariant header reading: every long header
+ *                type of versions 1 and 2, version negotiation, unknown
+ *                versions, short headers of fixed and self-encoded CID
+ *                lengths, and the bad inputs (truncated at every length,
+ *                DCID lengths past 20)
+ *   decode       config rotation (another codepoint, 0b111), CIDs too
+ *                short, self-encoded lengths a long header contradicts
+ *   spec text    --key quic:... read and written back, bad ones refused
+ *   kernel       each vector's CID in Handshake and short-header packets
+ *                routes to the node holding its server ID whatever the
+ *                ring says; Initials by the ring owner of the DCID's hash
+ *                (userspace computes it); every fallback and bad input to
+ *                its named counter and the flow or ring owner; draining
+ *                nodes keep their CIDs, down or reused ones do not; no
+ *                connection-table entry is ever written; IPv6 alike
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ringmaster/rm_quic.h>
+#include "key.h"
+#include "util.h"
+#include "dp_fixture.h"
+#include "skip.h"
+
+#define LO_IFINDEX 1
+#define CLIENT4 "198.51.100.7"
+#define NODES 16
+
+static struct dp_fx *fx;
+static char skip_why[256];
+static int skipped;
+
+/* ---- the draft's vectors ------------------------------------------------ */
+/* draft-ietf-quic-load-balancers, appendix "Load Balancer Test Vectors",
+ * "Unencrypted CIDs"; every server encodes the CID length. The second
+ * vector's nonce is printed "3487d970b" and its CID "20a350d28b42034
+ * 87d970b" (earlier drafts "40a3..."): the generator left out leading
+ * zeros. Its fields (config rotation 1, server ID 350d28b420, a 5-byte
+ * nonce 3487d9700b) make the CID 2a 350d28b420 3487d9700b, which is what
+ * other implementations test against too. */
+static const struct vec {
+	const char *spec, *sid, *nonce, *cid;
+} vecs[] = {
+    {"quic:3:4:0:self", "c4605e", "4504cc4f", "07c4605e4504cc4f"},
+    {"quic:5:5:1:self", "350d28b420", "3487d9700b",
+     "2a350d28b4203487d9700b"},
+};
+#define NVEC (sizeof(vecs) / sizeof(vecs[0]))
+
+static struct rm_quic_spec spec_of(const char *text)
+{
+	struct rm_key_spec k;
+	const char *why;
+
+	assert_int_equal(rm_parse_keyspec(text, &k, &why), 0);
+	assert_int_equal(k.kind, RM_KEY_QUIC);
+	return k.quic;
+}
+
+static int hex(const char *s, __u8 *out, size_t max)
+{
+	int n = rm_parse_hex(s, out, max);
+
+	assert_true(n > 0);
+	return n;
+}
+
+static void cid_of(const __u8 *b, __u32 len, struct rm_quic_cid *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->w, b, len);
+	c->len = len;
+	c->pkt = RM_QUIC_PKT_SHORT;
+}
+
+static void test_vectors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NVEC; i++) {
+		struct rm_quic_spec q = spec_of(vecs[i].spec);
+		__u8 sid[RM_QUIC_SID_MAX], nonce[RM_QUIC_CID_MAX],
+		    cid[RM_QUIC_CID_MAX], rnd[RM_QUIC_CID_MAX] = {0},
+		    made[RM_QUIC_CID_MAX];
+		int sn = hex(vecs[i].sid, sid, sizeof(sid));
+		int nn = hex(vecs[i].nonce, nonce, sizeof(nonce));
+		int cn = hex(vecs[i].cid, cid, sizeof(cid));
+		struct rm_quic_sid_key k = {0};
+		struct rm_quic_cid c;
+
+		assert_int_equal(sn, q.sid_len);
+		assert_int_equal(nn, q.nonce_len);
+		cid_of(cid, (__u32)cn, &c);
+		assert_int_equal(rm_quic_decode(&q, &c, &k), RM_QUIC_OK);
+		assert_int_equal(k.len, sn);
+		assert_memory_equal(k.sid, sid, (size_t)sn);
+		/* the server side: the same CID from server ID and nonce */
+		memcpy(rnd + 1 + sn, nonce, (size_t)nn);
+		assert_int_equal(rm_quic_cid_make(&q, sid, rnd, made), cn);
+		assert_memory_equal(made, cid, (size_t)cn);
+	}
+}
+
+/* ---- headers ------------------------------------------------------------ */
+static const struct hdr_case {
+	const char *desc;
+	const char *spec;
+	const char *bytes; /* the UDP payload's first bytes, hex */
+	int res;	   /* rm_quic_parse() */
+	int pkt;	   /* enum rm_quic_pkt, when res is OK */
+	int cid_len;
+} hdrs[] = {
+    {"v1 Initial", "quic:3:4", "c000000001" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_INITIAL, 8},
+    {"v1 0-RTT", "quic:3:4", "d000000001" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_INITIAL, 8},
+    {"v1 Handshake", "quic:3:4", "e000000001" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_LONG, 8},
+    {"v1 Retry", "quic:3:4", "f000000001" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_LONG, 8},
+    {"v2 Retry (type 0)", "quic:3:4", "c06b3343cf" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_LONG, 8},
+    {"v2 Initial (type 1)", "quic:3:4", "d06b3343cf" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_INITIAL, 8},
+    {"v2 0-RTT (type 2)", "quic:3:4", "e06b3343cf" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_INITIAL, 8},
+    {"v2 Handshake (type 3)", "quic:3:4", "f06b3343cf" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_LONG, 8},
+    {"version negotiation", "quic:3:4", "8000000000" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_VN, 8},
+    {"unknown version", "quic:3:4", "c0ff00001d" "08" "07c4605e4504cc4f" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_OTHER_VERSION, 8},
+    {"empty DCID", "quic:3:4", "c000000001" "00" "00", RM_QUIC_OK,
+     RM_QUIC_PKT_INITIAL, 0},
+    {"20-byte DCID", "quic:3:4",
+     "c000000001" "14" "0102030405060708090a0b0c0d0e0f1011121314" "00",
+     RM_QUIC_OK, RM_QUIC_PKT_INITIAL, 20},
+    {"21-byte DCID", "quic:3:4",
+     "c000000001" "15" "0102030405060708090a0b0c0d0e0f101112131415" "00",
+     RM_QUIC_CID_TOO_LONG, 0, 0},
+    {"255-byte DCID length", "quic:3:4", "c0ff00001d" "ff" "0102030405",
+     RM_QUIC_CID_TOO_LONG, 0, 0},
+    {"DCID cut", "quic:3:4", "e000000001" "08" "07c4605e45",
+     RM_QUIC_TRUNCATED, 0, 0},
+    {"no SCID length", "quic:3:4", "e000000001" "08" "07c4605e4504cc4f",
+     RM_QUIC_TRUNCATED, 0, 0},
+    {"version cut", "quic:3:4", "c00000", RM_QUIC_TRUNCATED, 0, 0},
+    {"one byte", "quic:3:4", "40", RM_QUIC_TRUNCATED, 0, 0},
+    {"short, self-encoded", "quic:3:4", "41" "07c4605e4504cc4f" "aabb",
+     RM_QUIC_OK, RM_QUIC_PKT_SHORT, 8},
+    {"short, self-encoded, cut", "quic:3:4", "41" "07c4605e4504",
+     RM_QUIC_TRUNCATED, 0, 0},
+    {"short, self-encoded 32", "quic:3:4", "41" "1fc4605e4504cc4f" "aabb",
+     RM_QUIC_CID_TOO_LONG, 0, 0},
+    {"short, fixed 12", "quic:3:4:0:12", "41" "13c4605e4504cc4f01020304",
+     RM_QUIC_OK, RM_QUIC_PKT_SHORT, 12},
+    {"short, fixed 12, cut", "quic:3:4:0:12", "41" "13c4605e4504cc4f0102",
+     RM_QUIC_TRUNCATED, 0, 0},
+    {"short, fixed, 0b111 self-encodes", "quic:3:4:0:12",
+     "41" "e7c4605e4504cc4f01020304", RM_QUIC_OK, RM_QUIC_PKT_SHORT, 8},
+};
+
+static void test_headers(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
+		const struct hdr_case *h = &hdrs[i];
+		struct rm_quic_spec q = spec_of(h->spec);
+		__u8 win[RM_QUIC_WINDOW] = {0};
+		struct rm_quic_cid c;
+		int n = hex(h->bytes, win, sizeof(win)), res;
+
+		res = rm_quic_parse(win, (__u32)n, &q, &c);
+		if (res != h->res || (res == RM_QUIC_OK &&
+				      ((int)c.pkt != h->pkt ||
+				       (int)c.len != h->cid_len)))
+			fail_msg("%s: res %d pkt %u len %u, want %d %d %d",
+				 h->desc, res, c.pkt, c.len, h->res, h->pkt,
+				 h->cid_len);
+		/* every shorter cut of a good header is truncated, never
+		 * read past its end */
+		for (int cut = 0; res == RM_QUIC_OK && cut < n; cut++) {
+			int r = rm_quic_parse(win, (__u32)cut, &q, &c);
+			int need = win[0] & RM_QUIC_LONG ? 7 + h->cid_len
+							 : 1 + h->cid_len;
+
+			if (cut < need && r != RM_QUIC_TRUNCATED)
+				fail_msg("%s cut to %d: res %d", h->desc, cut,
+					 r);
+		}
+	}
+}
+
+/* ---- decode ------------------------------------------------------------- */
+static const struct dec_case {
+	const char *desc, *spec, *cid;
+	int res;
+} decs[] = {
+    {"the vector", "quic:3:4:0:self", "07c4605e4504cc4f", RM_QUIC_OK},
+    {"other rotation", "quic:3:4:1:self", "07c4605e4504cc4f", RM_QUIC_CONFIG},
+    {"0b111", "quic:3:4:0:self", "e7c4605e4504cc4f", RM_QUIC_CONFIG},
+    {"too short", "quic:3:4:0:self", "06c4605e4504cc", RM_QUIC_LENGTH},
+    {"self length says 9", "quic:3:4:0:self", "09c4605e4504cc4f",
+     RM_QUIC_LENGTH},
+    {"fixed length: low bits random", "quic:3:4:0:8", "1fc4605e4504cc4f",
+     RM_QUIC_OK},
+    {"fixed length, too short", "quic:3:4:0:8", "1fc4605e4504cc",
+     RM_QUIC_LENGTH},
+    {"server-use bytes", "quic:3:4:0:self", "09c4605e4504cc4fabcd", RM_QUIC_OK},
+};
+
+static void test_decode(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(decs) / sizeof(decs[0]); i++) {
+		struct rm_quic_spec q = spec_of(decs[i].spec);
+		__u8 b[RM_QUIC_CID_MAX];
+		struct rm_quic_sid_key k = {0};
+		struct rm_quic_cid c;
+		int n = hex(decs[i].cid, b, sizeof(b)), res;
+
+		cid_of(b, (__u32)n, &c);
+		c.pkt = RM_QUIC_PKT_LONG;
+		res = rm_quic_decode(&q, &c, &k);
+		if (res != decs[i].res)
+			fail_msg("%s: res %d, want %d", decs[i].desc, res,
+				 decs[i].res);
+	}
+	/* a zero-length DCID carries nothing */
+	{
+		struct rm_quic_spec q = spec_of("quic:3:4");
+		struct rm_quic_sid_key k = {0};
+		struct rm_quic_cid c = {0};
+
+		assert_int_equal(rm_quic_decode(&q, &c, &k), RM_QUIC_LENGTH);
+	}
+}
+
+/* ---- --key quic:... ------------------------------------------------------ */
+static void test_spec_text(void **state)
+{
+	static const char *const good[][2] = {
+	    {"quic:3:4", "quic:3:4:0:self"},
+	    {"quic:3:4:2", "quic:3:4:2:self"},
+	    {"quic:1:4:6:self", "quic:1:4:6:self"},
+	    {"quic:15:4:0:20", "quic:15:4:0:20"},
+	    {"quic:5:5:1:12", "quic:5:5:1:12"},
+	};
+	static const char *const bad[] = {
+	    "quic", "quic:", "quic:0:4", "quic:16:4", "quic:3:3", "quic:3:17",
+	    "quic:3:4:7", "quic:3:4:0:7", "quic:3:4:0:21", "quic:3:4:0:self:1",
+	    "quic:3:4:x", "quic:3:4:0:", "quic:a:4",
+	};
+	struct rm_key_spec k;
+	const char *why;
+	char out[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(rm_parse_keyspec(good[i][0], &k, &why), 0);
+		assert_true(rm_keyspec_valid(&k));
+		rm_format_keyspec(&k, out, sizeof(out));
+		assert_string_equal(out, good[i][1]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!rm_parse_keyspec(bad[i], &k, &why))
+			fail_msg("--key %s was taken", bad[i]);
+}
+
+/* ---- the kernel --------------------------------------------------------- */
+enum { SVC_A = 0, SVC_B, SVC_FIXED, SVC_V6, SVC_NR };
+static const struct {
+	const char *vip, *spec;
+	__u16 port;
+	int family;
+} svcs[SVC_NR] = {
+    [SVC_A] = {"10.0.0.1", "quic:3:4:0:self", 443, 4},
+    [SVC_B] = {"10.0.0.2", "quic:5:5:1:self", 443, 4},
+    [SVC_FIXED] = {"10.0.0.3", "quic:2:6:3:12", 443, 4},
+    /* the first vector's configuration over IPv6 */
+    [SVC_V6] = {"2001:db8::10", "quic:3:4:0:self", 443, 6},
+};
+#define CLIENT6 "2001:db8:c::7"
+/* nodes 1..NODES in every ring; each service's own node records */
+#define NODE_OF(svc, i) ((svc) * 100 + (i))
+/* the node holding each vector's server ID: not its ring's owner of
+ * most CIDs, so routing by the ring would show */
+static const __u32 vec_node[NVEC] = {NODE_OF(SVC_A, 7), NODE_OF(SVC_B, 3)};
+
+static int node_put(__u32 id, __u32 svc, __u32 state, __u32 gen)
+{
+	struct rm_node n = {.ifindex = LO_IFINDEX, .state = state, .gen = gen,
+			    .svc_id = svc, .weight = 1};
+
+	dp_node_mac(id, n.mac);
+	dp_node_src_mac(id, n.src_mac);
+	snprintf(n.name, sizeof(n.name), "n%u", id);
+	return bpf_map_update_elem(fx->nodes, &id, &n, BPF_ANY);
+}
+
+static int sid_put(__u32 svc, const char *sidhex, __u32 node, __u32 gen)
+{
+	struct rm_quic_sid_key k = {.svc_id = svc};
+	struct rm_quic_sid_node v = {.node = node, .gen = gen};
+	int fd = bpf_map__fd(fx->skel->maps.rm_quic_sids);
+
+	k.len = (__u8)rm_parse_hex(sidhex, k.sid, sizeof(k.sid));
+	return bpf_map_update_elem(fd, &k, &v, BPF_ANY);
+}
+
+static int setup_services(void)
+{
+	int err = dp_set_config(fx, RM_CFG_SEEDED);
+
+	for (__u32 s = 0; s < SVC_NR; s++) {
+		__u32 id = s, flags = RM_SVC_F_KEYED | RM_SVC_F_QUIC;
+		struct rm_svc_meta m;
+		const char *why;
+
+		for (__u32 i = 1; i <= NODES; i++)
+			err |= node_put(NODE_OF(s, i), s, RM_NODE_ACTIVE, 1);
+		err |= dp_service(fx, svcs[s].family, svcs[s].vip, IPPROTO_UDP,
+				  svcs[s].port, s, flags);
+		err |= bpf_map_lookup_elem(fx->svc_meta, &id, &m);
+		err |= rm_parse_keyspec(svcs[s].spec, &m.keyspec, &why);
+		err |= bpf_map_update_elem(fx->svc_meta, &id, &m, BPF_ANY);
+		err |= dp_push_ring(fx, &id, 1, NODE_OF(s, 1), NODES, 50);
+	}
+	for (size_t i = 0; i < NVEC; i++)
+		err |= sid_put((__u32)i, vecs[i].sid, vec_node[i], 1);
+	err |= sid_put(SVC_FIXED, "beef", NODE_OF(SVC_FIXED, 9), 1);
+	err |= sid_put(SVC_V6, vecs[0].sid, NODE_OF(SVC_V6, 4), 1);
+	return err ? -1 : 0;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (dp_fx_open_group("test_quic", &fx, skip_why, sizeof(skip_why)))
+		return -1;
+	return fx ? setup_services() : 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	dp_fx_close(fx);
+	fx = NULL;
+	return 0;
+}
+
+#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
+
+static void quic_frame(struct dp_pkt *p, int svc, __u16 sport, const __u8 *pl,
+		       size_t n)
+{
+	memset(p, 0, sizeof(*p));
+	if (svcs[svc].family == 6) {
+		dp_eth(p, 0, ETH_P_IPV6);
+		dp_ipv6(p, CLIENT6, svcs[svc].vip);
+	} else {
+		dp_eth(p, 0, ETH_P_IP);
+		dp_ipv4(p, CLIENT4, svcs[svc].vip, 0, DP_FRAG_NONE);
+	}
+	dp_l4(p, IPPROTO_UDP, sport, svcs[svc].port, 0);
+	memcpy(dp_put(p, n), pl, n);
+	dp_put16(p->b + p->len - n - 8 + 4, (__u16)(8 + n));
+	dp_lengths(p);
+}
+
+/* Where the kernel sends pl from sport, and which counters rose. */
+static long kernel_node(int svc, __u16 sport, const __u8 *pl, size_t n,
+			__u64 *rose)
+{
+	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
+	struct dp_pkt p;
+	struct dp_run r;
+
+	quic_frame(&p, svc, sport, pl, n);
+	assert_int_equal(dp_counters(fx, before), 0);
+	dp_run(fx, p.b, (__u32)p.len, 0, &r);
+	assert_int_equal(r.err, 0);
+	assert_int_equal(dp_counters(fx, after), 0);
+	for (int i = 0; i < RM_CNT_MAX; i++)
+		rose[i] = after[i] - before[i];
+	return r.retval == XDP_TX ? dp_mac_node(r.out) : -1;
+}
+
+/* The ring owner userspace gives a DCID of c's bytes. */
+static long ring_node(int svc, const __u8 *cid, __u32 len)
+{
+	struct rm_quic_cid c;
+	__u32 id;
+
+	cid_of(cid, len, &c);
+	if (rm_ring_lookup(fx->svc[svc].slots, fx->svc[svc].nslots,
+			   rm_quic_cid_hash(&dp_seed, &c), &id))
+		return -1;
+	return id;
+}
+
+static long flow_node(int svc, __u16 sport)
+{
+	struct dp_spec s = {.family = svcs[svc].family, .proto = IPPROTO_UDP,
+			    .src = svcs[svc].family == 6 ? CLIENT6 : CLIENT4,
+			    .dst = svcs[svc].vip, .sport = sport,
+			    .dport = svcs[svc].port};
+	struct rm_flow f;
+
+	dp_flow(&s, 0, &f);
+	return dp_expected_owner(fx, (__u32)svc, &f);
+}
+
+/* A long header of version ver, type bits type, around DCID cid. */
+static size_t long_hdr(__u8 *b, __u32 ver, int type, const __u8 *cid,
+		       __u32 len)
+{
+	size_t n = 0;
+
+	b[n++] = (__u8)(0xc0 | type << 4);
+	b[n++] = (__u8)(ver >> 24);
+	b[n++] = (__u8)(ver >> 16);
+	b[n++] = (__u8)(ver >> 8);
+	b[n++] = (__u8)ver;
+	b[n++] = (__u8)len;
+	memcpy(b + n, cid, len);
+	n += len;
+	b[n++] = 8; /* SCID length, then an SCID and some payload */
+	for (int i = 0; i < 40; i++)
+		b[n++] = (__u8)(i * 13 + 5);
+	return n;
+}
+
+static size_t short_hdr(__u8 *b, const __u8 *cid, __u32 len)
+{
+	b[0] = 0x41;
+	memcpy(b + 1, cid, len);
+	for (int i = 0; i < 30; i++)
+		b[1 + len + i] = (__u8)(i * 11 + 1);
+	return 1 + len + 30;
+}
+
+static void expect_one(const char *what, const __u64 *rose, __u32 counter)
+{
+	for (int i = 0; i < RM_CNT_MAX; i++) {
+		int quic = i >= RM_CNT_QUIC_CID_ROUTED &&
+			   i <= RM_CNT_QUIC_FB_CID_TOO_LONG;
+		__u64 want = i == (int)counter ||
+			     i == RM_CNT_FWD_TX; /* the outcome */
+
+		if ((quic || i == RM_CNT_FWD_TX || !rm_counter_is_outcome(i)) &&
+		    rose[i] != want)
+			fail_msg("%s: counter %s rose by %llu, want %llu", what,
+				 dp_counter_names[i],
+				 (unsigned long long)rose[i],
+				 (unsigned long long)want);
+	}
+}
+
+static void test_kernel_vectors(void **state)
+{
+	__u64 rose[RM_CNT_MAX];
+	__u8 pl[128];
+
+	(void)state;
+	NEED_BPF();
+	for (size_t i = 0; i < NVEC; i++) {
+		__u8 cid[RM_QUIC_CID_MAX];
+		__u32 len = (__u32)hex(vecs[i].cid, cid, sizeof(cid));
+		size_t n;
+
+		/* from many client ports: the CID alone decides */
+		for (__u16 sport = 1000; sport < 1064; sport++) {
+			n = long_hdr(pl, RM_QUIC_V1, 2, cid, len);
+			assert_int_equal(kernel_node((int)i, sport, pl, n, rose),
+					 vec_node[i]);
+			expect_one("handshake", rose, RM_CNT_QUIC_CID_ROUTED);
+			n = short_hdr(pl, cid, len);
+			assert_int_equal(kernel_node((int)i, sport, pl, n, rose),
+					 vec_node[i]);
+			expect_one("short", rose, RM_CNT_QUIC_CID_ROUTED);
+		}
+		/* the vector's CID as the DCID of an Initial, too (the
+		 * client's Initials after the server's first flight) */
+		n = long_hdr(pl, RM_QUIC_V1, 0, cid, len);
+		assert_int_equal(kernel_node((int)i, 999, pl, n, rose),
+				 vec_node[i]);
+		expect_one("initial", rose, RM_CNT_QUIC_CID_ROUTED);
+	}
+	assert_int_equal(dp_conns_count(fx), 0);
+}
+
+/* Client Initials (random DCIDs): the ring owner of each DCID's hash,
+ * whatever the port; a retransmit from another port lands alike. */
+static void test_kernel_initials(void **state)
+{
+	__u64 rose[RM_CNT_MAX];
+	__u8 pl[128], cid[RM_QUIC_CID_MAX];
+	__u64 rng = 0x71756963;
+	int owners[NODES + 1] = {0}, distinct = 0;
+
+	(void)state;
+	NEED_BPF();
+	for (int k = 0; k < 400; k++) {
+		__u32 len = 8 + (__u32)(k % 13);
+		long want, got;
+		size_t n;
+
+		for (__u32 j = 0; j < len; j++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			cid[j] = (__u8)(rng >> 56);
+		}
+		cid[0] = 0x20 | (cid[0] & 0x1f); /* rotation 1: not SVC_A's */
+		n = long_hdr(pl, k & 1 ? RM_QUIC_V2 : RM_QUIC_V1,
+			     k & 1 ? 1 + ((k >> 1) & 1) : (k >> 1) & 1, cid,
+			     len);
+		want = ring_node(SVC_A, cid, len);
+		got = kernel_node(SVC_A, (__u16)(2000 + k), pl, n, rose);
+		assert_int_equal(got, want);
+		expect_one("initial", rose, RM_CNT_QUIC_INITIAL_HASHED);
+		got = kernel_node(SVC_A, (__u16)(9000 + k), pl, n, rose);
+		assert_int_equal(got, want);
+		if (!owners[want - NODE_OF(SVC_A, 0)]++)
+			distinct++;
+	}
+	/* the DCIDs spread over the ring */
+	assert_true(distinct > NODES / 2);
+	assert_int_equal(dp_conns_count(fx), 0);
+}
+
+/* Every way a DCID routes nowhere: its counter, and the ring owner of
+ * its hash (or the flow's owner when there is no DCID to hash). */
+static const struct fb_case {
+	const char *desc;
+	int svc;
+	const char *bytes;
+	__u32 counter;
+	int by_flow; /* else the ring by the DCID (cid_off, cid_len) */
+	int cid_off, cid_len;
+} fbs[] = {
+    {"short, other rotation", SVC_A, "41" "27c4605e4504cc4f" "0102030405",
+     RM_CNT_QUIC_FB_CONFIG, 0, 1, 8},
+    {"short, 0b111", SVC_A, "41" "e7c4605e4504cc4f" "0102030405",
+     RM_CNT_QUIC_FB_CONFIG, 0, 1, 8},
+    {"short, unknown server", SVC_A, "41" "07c4605f4504cc4f" "0102030405",
+     RM_CNT_QUIC_FB_UNKNOWN_SID, 0, 1, 8},
+    {"short, self length too small", SVC_A, "41" "05c4605e4504" "0102030405",
+     RM_CNT_QUIC_FB_LENGTH, 0, 1, 6},
+    {"handshake, length contradicts", SVC_A,
+     "e000000001" "09" "07c4605e4504cc4f00" "08" "0102030405060708",
+     RM_CNT_QUIC_FB_LENGTH, 0, 6, 9},
+    {"handshake, server of another service", SVC_A,
+     "e000000001" "0a" "2a350d28b4203487d970" "08" "0102030405060708",
+     RM_CNT_QUIC_FB_CONFIG, 0, 6, 10},
+    {"version negotiation", SVC_A,
+     "8000000000" "08" "1234567812345678" "08" "0102030405060708",
+     RM_CNT_QUIC_FB_VERSION_NEG, 0, 6, 8},
+    {"unknown version", SVC_A,
+     "c0ff00001d" "08" "1234567812345678" "08" "0102030405060708",
+     RM_CNT_QUIC_FB_UNKNOWN_VERSION, 0, 6, 8},
+    {"21-byte DCID", SVC_A,
+     "c000000001" "15" "0102030405060708090a0b0c0d0e0f101112131415" "00",
+     RM_CNT_QUIC_FB_CID_TOO_LONG, 1, 0, 0},
+    {"truncated long header", SVC_A, "e000000001" "08" "07c4605e45",
+     RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+    {"version only", SVC_A, "c0000000", RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+    {"one byte", SVC_A, "41", RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+    {"short, cut DCID", SVC_A, "41" "07c4605e", RM_CNT_QUIC_FB_TRUNCATED, 1,
+     0, 0},
+    {"fixed 12, its server", SVC_FIXED, "41" "7bbeef0102030405060708aa" "00",
+     RM_CNT_QUIC_CID_ROUTED, 0, 1, 12},
+    {"fixed 12, cut", SVC_FIXED, "41" "7bbeef01020304050607",
+     RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+    {"IPv6, the vector", SVC_V6, "41" "07c4605e4504cc4f" "0102030405",
+     RM_CNT_QUIC_CID_ROUTED, 0, 0, 0},
+    {"IPv6, handshake of the vector", SVC_V6,
+     "e000000001" "08" "07c4605e4504cc4f" "08" "0102030405060708",
+     RM_CNT_QUIC_CID_ROUTED, 0, 0, 0},
+    {"IPv6, unknown server", SVC_V6, "41" "07c4605f4504cc4f" "0102030405",
+     RM_CNT_QUIC_FB_UNKNOWN_SID, 0, 1, 8},
+    {"IPv6, truncated", SVC_V6, "e000000001" "08" "07c4",
+     RM_CNT_QUIC_FB_TRUNCATED, 1, 0, 0},
+};
+
+static void test_kernel_fallbacks(void **state)
+{
+	__u64 rose[RM_CNT_MAX];
+
+	(void)state;
+	NEED_BPF();
+	for (size_t i = 0; i < sizeof(fbs) / sizeof(fbs[0]); i++) {
+		const struct fb_case *f = &fbs[i];
+		__u8 pl[128] = {0};
+		int n = hex(f->bytes, pl, sizeof(pl));
+		long want, got;
+
+		if (f->counter == RM_CNT_QUIC_CID_ROUTED)
+			want = f->svc == SVC_V6 ? NODE_OF(SVC_V6, 4)
+						: NODE_OF(SVC_FIXED, 9);
+		else if (f->by_flow)
+			want = flow_node(f->svc, 3333);
+		else
+			want = ring_node(f->svc, pl + f->cid_off,
+					 (__u32)f->cid_len);
+		got = kernel_node(f->svc, 3333, pl, (size_t)n, rose);
+		if (got != want)
+			fail_msg("%s: node %ld, want %ld", f->desc, got, want);
+		expect_one(f->desc, rose, f->counter);
+	}
+	assert_int_equal(dp_conns_count(fx), 0);
+}
+
+/* A node's state and gen decide whether its server ID still routes. */
+static void test_kernel_node_states(void **state)
+{
+	__u64 rose[RM_CNT_MAX];
+	__u8 cid[RM_QUIC_CID_MAX], pl[128];
+	__u32 len = (__u32)hex(vecs[0].cid, cid, sizeof(cid)), id = vec_node[0];
+	size_t n = short_hdr(pl, cid, len);
+	long ring = ring_node(SVC_A, cid, len);
+
+	(void)state;
+	NEED_BPF();
+	assert_int_not_equal(ring, id); /* else the test shows nothing */
+	assert_int_equal(node_put(id, SVC_A, RM_NODE_DRAINING, 1), 0);
+	assert_int_equal(kernel_node(SVC_A, 5000, pl, n, rose), id);
+	expect_one("draining", rose, RM_CNT_QUIC_CID_ROUTED);
+	assert_int_equal(node_put(id, SVC_A, RM_NODE_DOWN, 2), 0);
+	assert_int_equal(kernel_node(SVC_A, 5000, pl, n, rose), ring);
+	expect_one("down", rose, RM_CNT_QUIC_FB_UNKNOWN_SID);
+	/* back, but under a new gen: the map's entry is stale until the
+	 * control plane rewrites it */
+	assert_int_equal(node_put(id, SVC_A, RM_NODE_ACTIVE, 2), 0);
+	assert_int_equal(kernel_node(SVC_A, 5000, pl, n, rose), ring);
+	expect_one("stale gen", rose, RM_CNT_QUIC_FB_UNKNOWN_SID);
+	/* the slot taken by another service's node */
+	assert_int_equal(node_put(id, SVC_B, RM_NODE_ACTIVE, 1), 0);
+	assert_int_equal(kernel_node(SVC_A, 5000, pl, n, rose), ring);
+	expect_one("other service", rose, RM_CNT_QUIC_FB_UNKNOWN_SID);
+	assert_int_equal(node_put(id, SVC_A, RM_NODE_ACTIVE, 1), 0);
+	assert_int_equal(kernel_node(SVC_A, 5000, pl, n, rose), id);
+	expect_one("restored", rose, RM_CNT_QUIC_CID_ROUTED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_vectors),
+	    cmocka_unit_test(test_headers),
+	    cmocka_unit_test(test_decode),
+	    cmocka_unit_test(test_spec_text),
+	    cmocka_unit_test(test_kernel_vectors),
+	    cmocka_unit_test(test_kernel_initials),
+	    cmocka_unit_test(test_kernel_fallbacks),
+	    cmocka_unit_test(test_kernel_node_states),
+	};
+
+	return rm_test_result(cmocka_run_group_tests_name("quic", tests,
+							  group_setup,
+							  group_teardown),
+			      skipped);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * QUIC services in userspace: where a connection ID goes on a live
+ * director, decided by the data plane's own code (include/ringmaster/
+ * rm_quic.h) and the same server-ID map, and routable CIDs for a node.
+ */
+#ifndef RM_QUIC_LIB_H
+#define RM_QUIC_LIB_H
+
+#include <stdbool.h>
+#include <ringmaster/rm_common.h>
+#include <ringmaster/rm_quic.h>
+
+struct rm_state;
+struct rm_snap;
+
+/* Where a DCID goes and why. */
+struct rm_quic_route {
+	int res;		    /* enum rm_quic_res: RM_QUIC_OK by server ID */
+	__u32 counter;		    /* the RM_CNT_QUIC_* the packet bumps */
+	__u32 hash;		    /* the DCID's ring position (res != OK) */
+	__u32 node;		    /* rm_nodes slot */
+	struct rm_quic_sid_key sid; /* the server ID decoded (res OK,
+				     * UNKNOWN) */
+};
+
+/* The node a packet of --key quic service svc with DCID cid (len bytes)
+ * reaches, as the data plane decides it: initial says the packet is a
+ * client's Initial or 0-RTT (its fallback counts as quic-initial-hashed).
+ * 0; -EINVAL svc is no --key quic service; -ENOENT the DCID goes to
+ * the ring and the ring has no node; other -errno. */
+int rm_quic_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
+		  const __u8 *cid, __u32 len, bool initial,
+		  struct rm_quic_route *out);
+/* "server-id", "config", "cid-length", "unknown-server", ... */
+const char *rm_quic_res_name(int res);
+/* count CIDs of node slot node (a node of a --key quic service with a
+ * server ID) into out, count * RM_QUIC_CID_MAX bytes, each of *len
+ * bytes: fresh random nonces (getrandom). 0 or -errno. */
+int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
+		 __u32 *len);
+
+#endif

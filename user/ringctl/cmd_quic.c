@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/* QUIC services (--key quic): lookup --cid, and quic-cid, the routable
+ * CIDs a node's QUIC server may issue. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd_live.h"
+#include "json.h"
+#include "quic.h"
+
+/* lookup SERVICE --cid HEX: the node a packet with that DCID reaches,
+ * and why: the server ID it carries, or the ring by its hash. */
+int lookup_cid(struct ctl_opts *o, struct live *lv, int svc)
+{
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	char sid[2 * RM_QUIC_SID_MAX + 1] = "", why[96];
+	__u8 cid[RM_QUIC_CID_MAX + 1];
+	struct rm_quic_route r;
+	const struct rm_node *n;
+	struct rm_json j;
+	int len, err;
+
+	if (m->keyspec.kind != RM_KEY_QUIC)
+		return ctl_usage_error("lookup: --cid is for --key quic "
+				       "services; %s is not one",
+				       m->name);
+	len = rm_parse_hex(o->cid, cid, sizeof(cid));
+	if (len < 0)
+		return ctl_usage_error("lookup: --cid '%s': expected a "
+				       "connection ID of 1-%d bytes in hex",
+				       o->cid, RM_QUIC_CID_MAX);
+	err = rm_quic_owner(&lv->st, lv->old, (__u32)svc, cid, (__u32)len,
+			    false, &r);
+	if (err == -EINVAL && r.res == RM_QUIC_CID_TOO_LONG)
+		return ctl_usage_error("lookup: --cid: %d bytes, over QUIC "
+				       "v1's %d: such packets go by their flow",
+				       len, RM_QUIC_CID_MAX);
+	if (err == -ENOENT)
+		return ctl_runtime_error("service '%s' has no active node: "
+					 "packets of this CID are dropped",
+					 m->name);
+	if (err)
+		return ctl_runtime_error("%s", rm_errmsg());
+	n = &lv->old->node[r.node];
+	if (r.res == RM_QUIC_OK || r.res == RM_QUIC_UNKNOWN)
+		rm_format_hex(r.sid.sid, r.sid.len, sid);
+	if (r.res == RM_QUIC_OK)
+		snprintf(why, sizeof(why), "server ID %s", sid);
+	else if (r.res == RM_QUIC_UNKNOWN)
+		snprintf(why, sizeof(why),
+			 "ring by the CID's hash 0x%08x: server ID %s is no "
+			 "active node's",
+			 r.hash, sid);
+	else
+		snprintf(why, sizeof(why), "ring by the CID's hash 0x%08x: %s",
+			 r.hash, rm_quic_res_name(r.res));
+	if (!o->json) {
+		printf("%s: cid %s -> node %s (slot %u) by %s\n", m->name,
+		       o->cid, n->name, r.node, why);
+		return 0;
+	}
+	rm_json_init(&j, stdout);
+	rm_json_obj_open(&j, NULL);
+	rm_json_str(&j, "service", m->name);
+	rm_json_str(&j, "cid", o->cid);
+	rm_json_str(&j, "node", n->name);
+	rm_json_u64(&j, "node_id", r.node);
+	rm_json_str(&j, "by", r.res == RM_QUIC_OK ? "server-id" : "ring");
+	rm_json_str(&j, "reason", rm_quic_res_name(r.res));
+	if (sid[0])
+		rm_json_str(&j, "server_id", sid);
+	if (r.res != RM_QUIC_OK)
+		rm_json_u64(&j, "hash", r.hash);
+	rm_json_obj_close(&j);
+	rm_json_end(&j);
+	return 0;
+}
+
+/* quic-cid SERVICE NODE [--count N]: CIDs carrying the node's server
+ * ID under the service's configuration, one a line. */
+int cmd_quic_cid(struct ctl_opts *o)
+{
+	__u32 count = o->count.set ? o->count.val : 1, len = 0;
+	char hex[2 * RM_QUIC_CID_MAX + 1];
+	struct rm_json j;
+	struct live lv;
+	__u8 *cids;
+	int ret, svc, node;
+
+	if (o->argc != 2)
+		return ctl_usage_error("quic-cid: expected SERVICE NODE, got %d "
+				       "words",
+				       o->argc);
+	ret = live_open(o, &lv, RM_LOCK_SH);
+	if (ret)
+		return ret;
+	svc = live_svc(&lv, o->argv[0]);
+	node = svc < 0 ? -1 : live_node(&lv, (__u32)svc, o->argv[1]);
+	if (node < 0) {
+		live_close(&lv);
+		return RM_EXIT_RUNTIME;
+	}
+	cids = calloc(count, RM_QUIC_CID_MAX);
+	if (!cids) {
+		live_close(&lv);
+		return ctl_runtime_error("out of memory");
+	}
+	if (rm_quic_cids(lv.old, (__u32)node, count, cids, &len)) {
+		ret = ctl_runtime_error("quic-cid: node %s of %s has no QUIC-LB "
+					"server ID: a --key quic service's "
+					"node takes one with `node add ... "
+					"--server-id HEX`",
+					o->argv[1], o->argv[0]);
+		goto out;
+	}
+	if (o->json) {
+		rm_json_init(&j, stdout);
+		rm_json_arr_open(&j, NULL);
+	}
+	for (__u32 i = 0; i < count; i++) {
+		rm_format_hex(cids + (size_t)i * RM_QUIC_CID_MAX, len, hex);
+		if (o->json)
+			rm_json_str(&j, NULL, hex);
+		else
+			printf("%s\n", hex);
+	}
+	if (o->json) {
+		rm_json_arr_close(&j);
+		rm_json_end(&j);
+	}
+out:
+	free(cids);
+	live_close(&lv);
+	return ret;
+}
