@@ -3,7 +3,8 @@
 #
 # The udp and exec health checks end to end: ringhealth in the director's
 # namespace checks four nodes (node2 by its IPv6 address) running real
-# rm_servers, at 200 ms (udp) and 1.5 s (exec) intervals, fall 3, rise 2.
+# rm_servers, at 1 s (udp; 800 ms timeout, so a busy machine does not
+# fail a healthy node) and 1.5 s (exec) intervals, fall 3, rise 2.
 #   - udp, payload "ping me", expected reply prefix "node" (rm_server
 #     answers "NAME <payload>"): all healthy at once; node4's server
 #     stopped: out after exactly fall failed checks; restarted: back after
@@ -28,7 +29,7 @@ set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RINGHEALTH=${RINGHEALTH:-$E2E_BUILD/ringhealth}
-INTERVAL=200 TIMEOUT=150 FALL=3 RISE=2
+INTERVAL=1000 TIMEOUT=800 FALL=3 RISE=2
 # an exec check forks a shell: 250 ms was seen too short for that under a
 # load average of 20, and a timed-out check is a failure
 EXEC_INTERVAL=1500 EXEC_TIMEOUT=1200
