@@ -118,19 +118,20 @@ e2e_expect_eq "the same document twice: changed=false, ring map not swapped" \
 
 # ---- bad documents change nothing -----------------------------------------
 e2e_ctl save >"$work/s1"
+bad_line=$(($(wc -l <"$work/s0") + 1)) # the line each bad document appends
 { cat "$work/s0"; echo "node add web node9 --mac 02:00:00:00:00:zz --dev d-n1"; } >"$work/bad1"
 e2e_ctl apply "$work/bad1" >/dev/null 2>"$work/bad1.err"
 rc=$?
 e2e_ctl save >"$work/s1.b1"
 e2e_expect_eq "syntax error: exit 2, line named, nothing changed ($(cat "$work/bad1.err"))" \
-	"$rc:$(grep -c 'line 8' "$work/bad1.err"):$(cmp -s "$work/s1" "$work/s1.b1" && echo same)" \
+	"$rc:$(grep -c "line $bad_line:" "$work/bad1.err"):$(cmp -s "$work/s1" "$work/s1.b1" && echo same)" \
 	"2:1:same"
 { cat "$work/s0"; echo "node add web node9 --mac 02:00:00:00:00:09 --dev nosuchdev0"; } >"$work/bad2"
 e2e_ctl apply "$work/bad2" >/dev/null 2>"$work/bad2.err"
 rc=$?
 e2e_ctl save >"$work/s1.b2"
 e2e_expect_eq "missing interface: exit 1, the line and interface named, nothing changed ($(cat "$work/bad2.err"))" \
-	"$rc:$(grep -c 'line 8: .*nosuchdev0.*(nothing changed)' "$work/bad2.err"):$(cmp -s "$work/s1" "$work/s1.b2" && echo same)" \
+	"$rc:$(grep -c "line $bad_line: .*nosuchdev0.*(nothing changed)" "$work/bad2.err"):$(cmp -s "$work/s1" "$work/s1.b2" && echo same)" \
 	"1:1:same"
 e2e_flows "$work/after2" "${client[@]}"
 e2e_check "flows still where the good document put them" \

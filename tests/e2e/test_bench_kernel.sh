@@ -126,9 +126,9 @@ e2e_expect_eq "the JSON names the candidate" \
 mkdir -p "$tmp/src"
 read -r -a bpf_cflags <<<"$(make -s -C "$E2E_ROOT" --no-print-directory print-bpf-cflags)"
 cp -r "$E2E_ROOT/bpf" "$E2E_ROOT/include" "$tmp/src/"
-sed -i 's/^\t\tif (rm_ring_owner(svc_id, h, &node_id))$/\t\tnode_id = 1;\n\t\tif (h == 7 \&\& rm_ring_owner(svc_id, h, \&node_id))/' \
+sed -i 's/^\t\telse if (rm_ring_owner(svc_id, h, &node_id))$/\t\telse if ((node_id = 1) \&\& h == 7 \&\&\n\t\t\t rm_ring_owner(svc_id, h, \&node_id))/' \
 	"$tmp/src/bpf/ringmaster.bpf.c"
-if ! grep -q '^		node_id = 1;$' "$tmp/src/bpf/ringmaster.bpf.c"; then
+if ! grep -q '^		else if ((node_id = 1) && h == 7 &&$' "$tmp/src/bpf/ringmaster.bpf.c"; then
 	e2e_fail "the ring search call in bpf/ringmaster.bpf.c moved: update this test's sed"
 elif ! (cd "$tmp/src" && clang "${bpf_cflags[@]}" \
 	-c bpf/ringmaster.bpf.c -o "$tmp/wrong.o") 2>"$tmp/cc.err"; then

@@ -377,7 +377,9 @@ e2e_check "ringctl config reports it" test "$(jget "$("$CTL" --pin-dir "$PIN2" c
 e2e_check "restore into the second pin dir" "$CTL" --pin-dir "$PIN2" restore - <"$TMP/save1"
 "$CTL" --pin-dir "$PIN2" save >"$TMP/save3"
 e2e_check "second pin dir saves the same configuration" cmp -s "$TMP/save1" "$TMP/save3"
-# A map's entries in key order; node gens are history, not configuration.
+# A map's entries in key order; node gens and the time a slot was freed
+# (second chance keeps it from reuse for the handover window) are history,
+# not configuration.
 norm_dump()
 {
 	bpftool -j map dump pinned "$1" | python3 -c '
@@ -387,6 +389,7 @@ for e in json.load(sys.stdin):
     f = e.get("formatted", e)
     if isinstance(f.get("value"), dict):
         f["value"].pop("gen", None)
+        f["value"].pop("freed_ns", None)
     out.append(json.dumps(f, sort_keys=True))
 print("\n".join(sorted(out)))'
 }
