@@ -86,7 +86,8 @@ for name, val in c.items():
         key = 'ringmaster_key_events_total{event="%s"}' % name[4:]
     elif name.startswith("encap-"):
         key = 'ringmaster_encap_packets_total{method="%s"}' % name[6:]
-    elif name == "icmp-forwarded":
+    elif name in ("icmp-forwarded", "hop-list-sent") or \
+            name.startswith(("nexthop-", "quic-")):
         key = 'ringmaster_packet_events_total{event="%s"}' % name
     else:
         key = 'ringmaster_packets_total{outcome="%s"}' % name
