@@ -38,7 +38,7 @@ int rm_decap_counters_read(const char *dir, __u64 sum[RM_DCNT_MAX])
 void rm_metrics_decap_write(FILE *f, const char *dir)
 {
 	static const char name[] = "ringmaster_decap_packets_total";
-	__u64 sum[RM_DCNT_MAX];
+	__u64 sum[RM_DCNT_MAX] = {0}; /* the analyzer cannot see a failed read returns early */
 	int up = !rm_decap_counters_read(dir, sum);
 
 	fprintf(f,
