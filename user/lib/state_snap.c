@@ -413,7 +413,7 @@ long rm_conn_idx_read(int idx_fd, const struct rm_flow *f,
 int rm_conn_idx_put(int idx_fd, const struct rm_flow *f, __u64 last_ns)
 {
 	__u16 tag = 0, age = rm_conn_idx_age(last_ns);
-	struct rm_conn_set set;
+	struct rm_conn_set set = {0}; /* filled by the read; zero for the analyzer */
 	long i = rm_conn_idx_read(idx_fd, f, &set, &tag, true);
 	__u32 key = (__u32)i;
 
@@ -631,7 +631,7 @@ int rm_state_conn_lookup(struct rm_state *st, const struct rm_snap *s,
 	now = mono_ns();
 	*valid = rm_conn_valid(s, f->proto, c, now);
 	if (*valid) {
-		struct rm_conn_set set;
+		struct rm_conn_set set = {0}; /* filled by the read */
 		__u16 tag = 0;
 		long i = rm_conn_idx_read(st->fd[RM_M_CONN_IDX], f, &set, &tag,
 					  false);
