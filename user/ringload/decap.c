@@ -233,11 +233,14 @@ static int prefixes_fill(struct bpf_map *map, char **words, int n)
 	__u8 one = 1;
 
 	for (int i = 0; !err && i < n; i++) {
-		struct rm_decap_prefix k;
+		struct rm_decap_prefix k = {0};
 
-		parse_prefix(words[i], &k);
-		err = bpf_map__update_elem(map, &k, sizeof(k), &one, 1,
-					   BPF_ANY);
+		/* checked before (prefixes_check): cannot fail here, but a
+		 * prefix that did would not go in */
+		err = parse_prefix(words[i], &k) ? -EINVAL : 0;
+		if (!err)
+			err = bpf_map__update_elem(map, &k, sizeof(k), &one, 1,
+						   BPF_ANY);
 	}
 	return err;
 }
