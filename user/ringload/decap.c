@@ -237,7 +237,7 @@ static int prefixes_fill(struct bpf_map *map, char **words, int n)
 
 		/* checked before (prefixes_check): cannot fail here, but a
 		 * prefix that did would not go in */
-		err = parse_prefix(words[i], &k) ? -EINVAL : 0;
+		err = !words[i] || parse_prefix(words[i], &k) ? -EINVAL : 0;
 		if (!err)
 			err = bpf_map__update_elem(map, &k, sizeof(k), &one, 1,
 						   BPF_ANY);
@@ -275,7 +275,7 @@ int cmd_decap_attach(struct load_opts *o)
 	struct decap_bpf *skel = NULL;
 	int ifindex, err, n_local, n_allow, n_hop;
 	static char buf[4096], hbuf[4096];
-	char *allow[MAX_ALLOW], *hop[MAX_ALLOW];
+	char *allow[MAX_ALLOW] = {0}, *hop[MAX_ALLOW] = {0};
 	__u32 zero = 0, flags;
 
 	ifindex = if_nametoindex(o->iface);
