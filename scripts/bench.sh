@@ -21,12 +21,18 @@
 #            CPU), measured by tests/e2e/test_health_scale.sh, judged here
 #   live     forwarding rate in a namespace testbed (scripts/testbed.sh):
 #            UDP flows, and memcached requests to a keyed service
+#   katran   the director beside Katran's XDP balancer (issue 23), same
+#            frames, harness and rounds: new and established flows, 1
+#            and 65,536, l2/ipip/gue vs Katran's IPIP. Built from the
+#            checkout in KATRAN_SRC (scripts/katran.sh); skipped, with
+#            how to get one, without it
 #
 # Usage: scripts/bench.sh [BUILD]
 # Environment: BENCH_ROUNDS (default 7, at least 5), BENCH_QUICK=1 (small
 # sizes, for a smoke run), BENCH_PARTS="search quality ..." (a subset),
 # BENCH_LIVE_NODES (default 4), BENCH_LIVE_PACKETS (frames per round),
-# BENCH_OUT (default BUILD/bench: the JSON, the tables' sources, plots/).
+# BENCH_OUT (default BUILD/bench: the JSON, the tables' sources, plots/),
+# KATRAN_SRC (a Katran checkout, for part katran).
 #
 # Plots: scripts/bench-plot.py draws BENCH_OUT/results.json into
 # BENCH_OUT/plots/*.svg with gnuplot (per-packet cost by path against
@@ -44,7 +50,7 @@ cd "$top" || exit 1
 bench=$build/ringbench
 out=${BENCH_OUT:-$build/bench}
 rounds=${BENCH_ROUNDS:-7}
-parts=${BENCH_PARTS:-search quality kernel encap decap keys control health live}
+parts=${BENCH_PARTS:-search quality kernel encap decap keys control health live katran}
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
 
@@ -234,6 +240,39 @@ if want live; then
 	fi
 fi
 
+# Katran beside the director: its balancer is compiled from the
+# operator's checkout; nothing is downloaded here.
+katran_part()
+{
+	local kdir=$build/katran
+	if ! scripts/katran.sh build "$KATRAN_SRC" "$kdir" \
+		>"$out/katran-build.log" 2>&1; then
+		echo
+		echo "## katran"
+		cat "$out/katran-build.log" >&2
+		status[katran]="failed (building Katran: see $out/katran-build.log)"
+		return
+	fi
+	echo
+	echo "Katran: $KATRAN_SRC at commit $(cat "$kdir/commit")"
+	run_part katran katran "$kdir/balancer.bpf.o" \
+		"$kdir/balancer-noflood.bpf.o"
+}
+
+if want katran; then
+	if [ $is_root -ne 1 ]; then
+		skip_part katran "needs root (bpf_prog_test_run, a namespace)"
+	elif [ -z "${KATRAN_SRC:-}" ]; then
+		skip_part katran "KATRAN_SRC is not set: no Katran checkout\
+ to build its balancer from. Get one: git clone\
+ https://github.com/facebookincubator/katran DIR (or scripts/katran.sh\
+ fetch DIR: the pinned commit); then KATRAN_SRC=DIR make bench"
+		echo "bench: part katran skipped: KATRAN_SRC is not set" >&2
+	else
+		katran_part
+	fi
+fi
+
 # ---- summary -------------------------------------------------------------
 
 json_str()
@@ -283,7 +322,7 @@ res=$out/results.json
 		sep=,
 	done
 	printf '}}'
-	for p in search quality kernel encap decap keys control health live; do
+	for p in search quality kernel encap decap keys control health live katran; do
 		if [ -s "$out/$p.json" ]; then
 			printf ',"%s":' "$p"
 			tr -d '\n' <"$out/$p.json"

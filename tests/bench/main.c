@@ -9,6 +9,7 @@
  *   ringbench [options] control   ring update latency, memory (root)
  *   ringbench [options] decap     node-side decap, second chance (root)
  *   ringbench [options] live NS   live forwarding in a testbed (root)
+ *   ringbench [options] katran OBJ [OBJ]  beside Katran's balancer (root)
  *
  * Options: --json FILE, --targets FILE, --rounds N (>= 5), --quick,
  * --reference OBJ (kernel: the data plane before a change, measured
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bench.h"
+#include "katran.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -128,7 +130,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: ringbench [--json FILE] [--targets FILE] [--rounds N] "
 	      "[--quick] [--reference OBJ] "
-	      "search|quality|kernel|encap|control|live|keys|decap [ARGS]\n"
+	      "search|quality|kernel|encap|control|live|keys|decap|katran "
+	      "[ARGS]\n"
 	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
 	      "data plane against the built one, same rounds\n",
 	      f);
@@ -205,6 +208,8 @@ int main(int argc, char **argv)
 		return cmd_keys(&o);
 	if (!strcmp(cmd, "decap"))
 		return cmd_decap(&o);
+	if (!strcmp(cmd, "katran"))
+		return cmd_katran(&o);
 	usage(stderr);
 	return 2;
 }
