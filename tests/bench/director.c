@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Director fixture and test frames for the benchmarks; see director.h. */
+#define _GNU_SOURCE /* unshare */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,4 +299,30 @@ int bench_frame_owner(const __u8 *frame, const struct rm_slot *slots,
 	bench_frame_flow(frame, &f);
 	return rm_ring_lookup(slots, nslots, rm_flow_hash(&seed, &f), id) ? -1
 									  : 0;
+}
+
+int bench_netns(const char *const *cmds, size_t n, const char *part)
+{
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	for (size_t i = 0; i < n; i++)
+		if (system(cmds[i])) {
+			fprintf(stderr, "%s: failed: %s\n", part, cmds[i]);
+			return -EIO;
+		}
+	return 0;
+}
+
+void bench_frame_fill(__u8 *frame)
+{
+	struct iphdr *iph = (void *)(frame + ETH_HLEN);
+
+	iph->tot_len = htons(FRAME_LEN - ETH_HLEN);
+	iph->check = 0;
+	iph->check = ip_csum(iph, sizeof(*iph));
+}
+
+bool bench_ip_csum_ok(const __u8 *iph)
+{
+	return ip_csum(iph, 20) == 0;
 }

@@ -82,5 +82,15 @@ void bench_frame_set_sport(__u8 *frame, __u16 sport);
 /* Owner node id of a frame's flow in an encoded ring; -1 if none. */
 int bench_frame_owner(const __u8 *frame, const struct rm_slot *slots,
 		      __u32 nslots, __u32 *id);
+/* Grow such a frame's IPv4 packet to fill its 60 bytes (the payload
+ * bytes it gains are zero), the checksum updated: no Ethernet padding
+ * for a program to trim or keep. */
+void bench_frame_fill(__u8 *frame);
+/* Does a 20-byte IPv4 header hold its right checksum? */
+bool bench_ip_csum_ok(const __u8 *iph);
+/* Enter a network namespace of the process's own (unshare: gone when it
+ * exits) and run the n shell commands that set it up; part names the
+ * bench part in the error. 0 or -errno. */
+int bench_netns(const char *const *cmds, size_t n, const char *part);
 
 #endif

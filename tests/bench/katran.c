@@ -124,40 +124,18 @@ static __be32 kt_node_addr(__u32 i)
 	return htonl(0xc6130001u + i);
 }
 
-static int kt_netns(void)
-{
-	if (unshare(CLONE_NEWNET))
-		return -errno;
-	for (size_t i = 0; i < sizeof(kt_netns_setup) / sizeof(*kt_netns_setup);
-	     i++)
-		if (system(kt_netns_setup[i])) {
-			fprintf(stderr, "katran: failed: %s\n",
-				kt_netns_setup[i]);
-			return -EIO;
-		}
-	return 0;
-}
-
 /* Row's frame: TCP from the client (SYN rows from another one than the
  * ACK rows: new flows) with 6 payload bytes, so the IPv4 packet fills the
  * 60-byte frame (the director trims Ethernet padding, Katran does not:
  * none keeps their outputs alike). */
 static void kt_frame(struct kt_row *row)
 {
-	__u8 *ip = row->frame + ETH_HLEN;
-	__u16 c = 0;
-
 	bench_frame(row->frame, bench_dir_mac, bench_client_mac,
 		    row->flags == BENCH_TCP_SYN ? BENCH_CLIENT_IP + 1
 						: BENCH_CLIENT_IP,
 		    row->notvip ? BENCH_NOT_VIP : BENCH_VIP, 40000, BENCH_PORT,
 		    IPPROTO_TCP, row->flags);
-	ip[2] = 0;
-	ip[3] = KT_FRAME_LEN - ETH_HLEN;
-	ip[10] = ip[11] = 0;
-	c = kt_ip_csum(ip);
-	ip[10] = (__u8)(c >> 8);
-	ip[11] = (__u8)c;
+	bench_frame_fill(row->frame);
 }
 
 /* Every node record by method via, and its next-hop record (none for
@@ -634,7 +612,9 @@ int cmd_katran(const struct bench_opts *o)
 		kt_frame(&rows[i]);
 	bench_pin_cpu();
 	inet_pton(AF_INET, KT_SRC, &k.src);
-	err = kt_netns();
+	err = bench_netns(kt_netns_setup,
+			  sizeof(kt_netns_setup) / sizeof(*kt_netns_setup),
+			  "katran");
 	if (!err) {
 		k.ifindex = if_nametoindex("kb0");
 		err = k.ifindex ? kt_setup_director(&k) : -ENODEV;

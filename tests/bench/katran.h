@@ -52,9 +52,6 @@ struct kt_outer {
 	__be16 gue_sport, gue_dport;
 	__u8 proto;
 };
-/* The checksum field an IPv4 header of 20 bytes should hold (0 when it
- * holds it already). */
-__u16 kt_ip_csum(const __u8 *h);
 int kt_outer_check(const struct kt_outer *o, const char *who, char *why,
 		   size_t wlen);
 

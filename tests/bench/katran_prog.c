@@ -341,30 +341,24 @@ static __u32 rol32(__u32 w, int s)
 }
 
 /* Bob Jenkins' lookup3 hash of two words (the kernel's jhash_2words),
- * which Katran hashes an IPv4 flow with. */
+ * which Katran hashes an IPv4 flow with: its final mix, each step mixing
+ * the last word changed into the next of c, a, b. */
 static __u32 jhash_2words(__u32 a, __u32 b, __u32 initval)
 {
-	__u32 c;
+	static const int rot[] = {14, 11, 25, 16, 4, 14, 24};
+	__u32 x[3]; /* c, a, b */
 
 	initval += 0xdeadbeef + (2 << 2);
-	a += initval;
-	b += initval;
-	c = initval;
-	c ^= b;
-	c -= rol32(b, 14);
-	a ^= c;
-	a -= rol32(c, 11);
-	b ^= a;
-	b -= rol32(a, 25);
-	c ^= b;
-	c -= rol32(b, 16);
-	a ^= c;
-	a -= rol32(c, 4);
-	b ^= a;
-	b -= rol32(a, 14);
-	c ^= b;
-	c -= rol32(b, 24);
-	return c;
+	x[0] = initval;
+	x[1] = a + initval;
+	x[2] = b + initval;
+	for (int i = 0; i < 7; i++) {
+		__u32 p = x[(i + 2) % 3];
+
+		x[i % 3] ^= p;
+		x[i % 3] -= rol32(p, rot[i]);
+	}
+	return x[0];
 }
 
 int kt_expect_katran(const struct kt_katran *kt, const __u8 *in,
@@ -394,17 +388,6 @@ int kt_expect_katran(const struct kt_katran *kt, const __u8 *in,
 	return kt_outer_check(&o, "Katran", why, wlen);
 }
 
-__u16 kt_ip_csum(const __u8 *h)
-{
-	__u32 s = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		s += (__u32)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
 int kt_outer_check(const struct kt_outer *o, const char *who, char *why,
 		   size_t wlen)
 {
@@ -422,7 +405,7 @@ int kt_outer_check(const struct kt_outer *o, const char *who, char *why,
 	    o->out[12] != 0x08 || o->out[13] != 0x00)
 		what = "Ethernet header";
 	else if (ip[0] != 0x45 || ip[8] != KT_TTL || ip[9] != o->proto ||
-		 (__u32)(ip[2] << 8 | ip[3]) != want - ETH_HLEN || kt_ip_csum(ip))
+		 (__u32)(ip[2] << 8 | ip[3]) != want - ETH_HLEN || !bench_ip_csum_ok(ip))
 		what = "outer IPv4 header";
 	else if (memcmp(ip + 12, &o->saddr, 4))
 		what = "outer source address";
