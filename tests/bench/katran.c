@@ -565,8 +565,11 @@ static void kt_targets(const struct kt_ctx *k, const struct kt_row *rows,
 				continue;
 			}
 			x = row->st[v].med / row->st[KV_KAT].med;
-			snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)", x,
-				 row->st[v].med, row->st[KV_KAT].med);
+			/* three places where two would round a miss to 1.00x */
+			snprintf(meas, sizeof(meas),
+				 x > 1.0 && x < 1.005 ? "%.3fx (%.0f vs %.0f ns)"
+						      : "%.2fx (%.0f vs %.0f ns)",
+				 x, row->st[v].med, row->st[KV_KAT].med);
 			note[0] = 0;
 			if ((row->flags & BENCH_TCP_SYN) &&
 			    kt_on(k, row, KV_KATNF) && !row->status[KV_KATNF][0])
@@ -575,10 +578,16 @@ static void kt_targets(const struct kt_ctx *k, const struct kt_row *rows,
 					 "every new flow (%.0f ns)",
 					 row->st[v].med / row->st[KV_KATNF].med,
 					 row->st[KV_KATNF].med);
-			snprintf(full, sizeof(full),
-				 "same frames, harness and rounds%s", note);
+			snprintf(full, sizeof(full), "%s%s",
+				 k->o->quick ? "--quick: Katran's runs stay "
+					       "below its flood guard, not "
+					       "judged"
+					     : "same frames, harness and rounds",
+				 note);
 			bench_target(k->o, name, goal ? "<= 1.0x" : "reported", meas,
-				     goal ? (x <= 1.0 ? "met" : "missed") : "n/a",
+				     goal && !k->o->quick
+					 ? (x <= 1.0 ? "met" : "missed")
+					 : "n/a",
 				     full);
 		}
 	}
@@ -645,6 +654,7 @@ int cmd_katran(const struct bench_opts *o)
 	kt_print(&k, &j, rows, nrows);
 	rm_json_u64(&j, "repeat", k.repeat);
 	rm_json_u64(&j, "nodes", KT_NODES);
+	rm_json_str(&j, "katran_object", o->argv[0]);
 	rm_json_u64(&j, "katran_ring_size", k.kat.ring_size);
 	rm_json_u64(&j, "katran_lru_entries_per_cpu", k.kat.lru_entries);
 	printf("\nKatran: %s, ring of %u per VIP spread evenly over its 64 "
