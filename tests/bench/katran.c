@@ -118,10 +118,9 @@ static const char *const kt_netns_setup[] = {
 
 static const __u8 kt_gw_mac[6] = KT_GW_MAC;
 
-/* Node i's address: 198.19.0.(i + 1), Katran's real i + 1 the same. */
-static __be32 kt_node_addr(__u32 i)
+static __be32 kt_node_addr(__u32 id)
 {
-	return htonl(0xc6130001u + i);
+	return KT_REAL_ADDR(id + 1);
 }
 
 /* Row's frame: TCP from the client (SYN rows from another one than the

@@ -15,6 +15,9 @@
 #define KT_FRAME_LEN 60
 #define KT_GW_MAC {0x02, 0x52, 0x4d, 0x00, 0x00, 0xfd}
 #define KT_GW_MAC_STR "02:52:4d:00:00:fd"
+/* Node id i of the director is 198.19.0.(i + 1), as Katran's real
+ * i + 1 (Katran's real ids start at 1). */
+#define KT_REAL_ADDR(real) htonl(0xc6130000u + (real))
 
 struct bpf_object;
 struct bench_opts;

@@ -165,7 +165,7 @@ static int kt_configure(struct kt_katran *kt, __u32 vip, __u16 port,
 	for (__u32 i = 1; i <= KT_NODES; i++) {
 		struct kt_real r = {.flags = 0};
 
-		r.addr[0] = htonl(0xc6130000u + i); /* 198.19.0.i */
+		r.addr[0] = KT_REAL_ADDR(i);
 		if (bpf_map_update_elem(kt_map_fd(kt, "reals"), &i, &r,
 					BPF_ANY))
 			return -errno;
@@ -380,7 +380,7 @@ int kt_expect_katran(const struct kt_katran *kt, const __u8 *in,
 	memcpy(&ports, l4, 4);
 	memcpy(&sport, l4, 2);
 	pos = jhash_2words(src, ports, kt->hash_seed) % kt->ring_size;
-	o.daddr = htonl(0xc6130000u + kt->ring[pos]);
+	o.daddr = KT_REAL_ADDR(kt->ring[pos]);
 	/* its outer source: 172.16/16 beside the source port and address
 	 * (create_encap_ipv4_src) */
 	o.saddr = (((__u32)ntohs(sport) << 16 ^ src) & 0xffff0000u) |
