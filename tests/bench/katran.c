@@ -528,7 +528,16 @@ static void kt_print(const struct kt_ctx *k, struct rm_json *j,
 					 kv_keys[v]);
 				rm_json_str(j, key, row->status[v]);
 			} else {
+				char key[48];
+
 				bench_json_stat(j, kv_keys[v], &row->st[v]);
+				/* round by round: what moved, and when */
+				snprintf(key, sizeof(key), "%s_rounds",
+					 kv_keys[v]);
+				rm_json_arr_open(j, key);
+				for (int rd = 0; rd < k->o->rounds; rd++)
+					rm_json_num(j, NULL, row->ns[v][rd]);
+				rm_json_arr_close(j);
 			}
 		}
 		printf("\n");
