@@ -6,13 +6,13 @@
  * that carry its server ID.
  *
  *   rm_quic_server --name NODE --addr VIP --port 443 --cert F --key F
- *       [--quic SIDLEN:NONCELEN[:CR[:CIDLEN|:self]] --server-id HEX]
+ *       --quic SIDLEN:NONCELEN[:CR[:CIDLEN|:self]] --server-id HEX
  *       [--reset-secret HEX] [--max-seconds 600]
  *
- * With --quic (the service's --key quic:... text) every connection ID it
- * issues, the Source Connection ID of its long headers and each
- * NEW_CONNECTION_ID, comes from rm_quic_cid_make() with the server ID;
- * without it they are random (8 bytes), the control. --reset-secret,
+ * --quic is the service's --key quic:... text: every connection ID the
+ * server issues, the Source Connection ID of its long headers and each
+ * NEW_CONNECTION_ID, comes from rm_quic_cid_make() with the server ID
+ * (the stock gtlsserver, random CIDs, is the test's control). --reset-secret,
  * shared by every node, derives the stateless reset tokens, so any node
  * can reset a connection whose packets it receives but does not hold:
  * a misrouted packet ends the connection at once, visibly. A request for
@@ -55,7 +55,6 @@
 #include "tool_args.h"
 
 #define PROG_NAME "rm_quic_server"
-#define RANDOM_CIDLEN 8
 #define SECRET_MAX 64
 #define MAX_PKT 65536
 #define BODY_MAX 256
@@ -99,7 +98,7 @@ struct cidmap {
 
 static struct {
 	const char *name, *addr, *cert, *key;
-	int port, released, lb;
+	int port, released;
 	long max_seconds;
 	struct rm_quic_spec spec;
 	__u8 sid[RM_QUIC_SID_MAX];
@@ -160,26 +159,15 @@ static const char *cid_str(const uint8_t *b, size_t n, char *out)
 
 /* ---- connection IDs ------------------------------------------------------ */
 
-/* A fresh CID of this server: QUIC-LB (its server ID) or random. */
+/* A fresh CID of this server: its server ID, a fresh random nonce. */
 static int cid_new(ngtcp2_cid *cid)
 {
 	__u8 rnd[RM_QUIC_CID_MAX];
 
 	if (gnutls_rnd(GNUTLS_RND_RANDOM, rnd, sizeof(rnd)))
 		return -1;
-	if (g.lb) {
-		cid->datalen = rm_quic_cid_make(&g.spec, g.sid, rnd, cid->data);
-	} else {
-		cid->datalen = RANDOM_CIDLEN;
-		memcpy(cid->data, rnd, RANDOM_CIDLEN);
-	}
+	cid->datalen = rm_quic_cid_make(&g.spec, g.sid, rnd, cid->data);
 	return 0;
-}
-
-/* The short-header DCID length of this server's CIDs. */
-static size_t cid_len(void)
-{
-	return g.lb ? rm_quic_cid_len(&g.spec) : RANDOM_CIDLEN;
 }
 
 static int cid_add(const ngtcp2_cid *cid, struct conn *c)
@@ -357,26 +345,6 @@ static int h3_recv_data(nghttp3_conn *h3, int64_t id, const uint8_t *data,
 	return h3_consume(h3, id, n, user, suser);
 }
 
-static int h3_stop_sending(nghttp3_conn *h3, int64_t id, uint64_t code,
-			   void *user, void *suser)
-{
-	struct conn *c = user;
-
-	(void)h3, (void)suser;
-	ngtcp2_conn_shutdown_stream_read(c->q, id, code);
-	return 0;
-}
-
-static int h3_reset_stream(nghttp3_conn *h3, int64_t id, uint64_t code,
-			   void *user, void *suser)
-{
-	struct conn *c = user;
-
-	(void)h3, (void)suser;
-	ngtcp2_conn_shutdown_stream_write(c->q, id, code);
-	return 0;
-}
-
 /* The HTTP/3 session and its three unidirectional streams, once 1-RTT
  * keys exist. */
 static int h3_setup(struct conn *c)
@@ -387,9 +355,7 @@ static int h3_setup(struct conn *c)
 	    .deferred_consume = h3_consume,
 	    .begin_headers = h3_begin_headers,
 	    .recv_header = h3_recv_header,
-	    .stop_sending = h3_stop_sending,
 	    .end_stream = h3_end_stream,
-	    .reset_stream = h3_reset_stream,
 	};
 	nghttp3_settings settings;
 	int64_t ctrl, enc, dec;
@@ -530,20 +496,6 @@ static int q_handshake_done(ngtcp2_conn *q, void *user)
 	return 0;
 }
 
-static int q_path_validation(ngtcp2_conn *q, uint32_t flags,
-			     const ngtcp2_path *path,
-			     ngtcp2_path_validation_result res, void *user)
-{
-	struct conn *c = user;
-	char peer[64];
-
-	(void)q, (void)flags;
-	event("path-validation conn=%s client=%s ok=%d", c->name,
-	      addr_str(path->remote.addr, peer, sizeof(peer)),
-	      res == NGTCP2_PATH_VALIDATION_RESULT_SUCCESS);
-	return 0;
-}
-
 static int q_recv_tx_key(ngtcp2_conn *q, ngtcp2_crypto_level level,
 			 void *user)
 {
@@ -609,7 +561,6 @@ static struct conn *conn_new(const ngtcp2_pkt_hd *hd,
 	    .get_new_connection_id = q_new_cid,
 	    .remove_connection_id = q_remove_cid,
 	    .update_key = ngtcp2_crypto_update_key_cb,
-	    .path_validation = q_path_validation,
 	    .extend_max_remote_streams_bidi = q_extend_remote_bidi,
 	    .extend_max_stream_data = q_extend_stream_data,
 	    .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
@@ -814,7 +765,8 @@ static void on_packet(uint8_t *pkt, size_t len, struct sockaddr *sa,
 	char p[64], hex[2 * NGTCP2_MAX_CIDLEN + 1];
 	int rv;
 
-	rv = ngtcp2_pkt_decode_version_cid(&vc, pkt, len, cid_len());
+	rv = ngtcp2_pkt_decode_version_cid(&vc, pkt, len,
+					   rm_quic_cid_len(&g.spec));
 	if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
 		uint8_t buf[256];
 		uint32_t sv[] = {NGTCP2_PROTO_VER_V1};
@@ -957,7 +909,7 @@ static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: %s --name NODE --addr IP --port PORT --cert PEM --key PEM\n"
-		"       [--quic SIDLEN:NONCELEN[:CR[:CIDLEN|:self]] --server-id HEX]\n"
+		"       --quic SIDLEN:NONCELEN[:CR[:CIDLEN|:self]] --server-id HEX\n"
 		"       [--reset-secret HEX] [--max-seconds N]\n",
 		PROG_NAME);
 	exit(rc);
@@ -1014,15 +966,9 @@ static void parse_args(int argc, char **argv)
 		default: usage(2);
 		}
 	}
-	if (optind != argc || !g.name || !g.port || !g.cert || !g.key)
+	if (optind != argc || !g.name || !g.port || !g.cert || !g.key ||
+	    !spec || !sid)
 		usage(2);
-	if (!spec != !sid) {
-		fprintf(stderr, "%s: --quic and --server-id go together\n",
-			PROG_NAME);
-		exit(2);
-	}
-	if (!spec)
-		return;
 	/* the same text as the service's --key quic:... */
 	snprintf(text, sizeof(text), "%s%s", strncmp(spec, "quic:", 5) ?
 		 "quic:" : "", spec);
@@ -1037,7 +983,6 @@ static void parse_args(int argc, char **argv)
 			g.spec.sid_len);
 		exit(2);
 	}
-	g.lb = 1;
 }
 
 static int sock_open(void)
@@ -1098,9 +1043,8 @@ int main(int argc, char **argv)
 		perror(PROG_NAME ": signalfd");
 		return 1;
 	}
-	event("ready name=%s port=%d cids=%s server-id=%s", g.name,
-	      g.port, g.lb ? "quic-lb" : "random",
-	      g.lb ? cid_str(g.sid, g.spec.sid_len, hex) : "-");
+	event("ready name=%s port=%d server-id=%s", g.name, g.port,
+	      cid_str(g.sid, g.spec.sid_len, hex));
 	end = now_ns() + (uint64_t)g.max_seconds * NGTCP2_SECONDS;
 	for (;;) {
 		struct pollfd pfd[2] = {{g.fd, POLLIN, 0}, {g.sfd, POLLIN, 0}};
