@@ -202,9 +202,10 @@ bg_wait()
 	done
 	wait "$1" 2>/dev/null
 }
-# new_address TAG PORT N: N connections that migrate to CLIENT2 once
-# their handshake is done: the client's route to the VIP gets CLIENT2 as
-# its source between the handshakes and the migration, 10 s later (the
+# new_address TAG PORT N: N connections that migrate to CLIENT2 after
+# their handshake: the client's route to the VIP gets CLIENT2 as its
+# source once every client has its first socket (the server saw its
+# Initial) and before the migrations, 10 s after the handshakes (the
 # checks then see whether each migration came from CLIENT2).
 new_address()
 {
@@ -212,8 +213,8 @@ new_address()
 	m=$(mark "$port")
 	clients "$tag" "$port" "$n" --change-local-addr=10s --delay-stream=11s &
 	pid=$!
-	e2e_wait_for 120 at_least "$n" "$m" '^handshake ' ||
-		e2e_fail "$tag: $n handshakes (saw $(count_since "$m" '^handshake '))"
+	e2e_wait_for 120 at_least "$n" "$m" '^accept ' ||
+		e2e_fail "$tag: $n connections (saw $(count_since "$m" '^accept '))"
 	tb_exec "$TB_CLIENT_NS" ip route replace default via "$TB_DIR_IN_IP4" \
 		dev "$TB_CLIENT_IF" src "$CLIENT2"
 	bg_wait "$pid" 330
@@ -275,6 +276,8 @@ for ((i = 1; i <= TB_NODES; i++)); do
 	kill -USR1 "${QPID[$i,$PORT]}"
 done
 bg_wait "$hold_pid" 330
+# the clients are gone once they sent their close: let the servers log it
+e2e_wait_for 60 at_least $HELD "$m" '^close .*why=client$'
 seen "$m" hold
 stats 2
 ok=$(sum hold answered)
@@ -396,7 +399,7 @@ send 41001 "$bad_trunc"
 send 41002 "$bad_long"
 send 41003 "$bad_vn"
 send 41004 "$bad_ver"
-sleep 1
+e2e_wait_for 30 at_least 4 "$m" '^drop \|^vn '
 stats 8
 e2e_expect_eq "bad input: truncated, 21-byte DCID, version negotiation, unknown version: one count each" \
 	"$(delta 7 8 quic-fallback-truncated) $(delta 7 8 quic-fallback-cid-too-long) $(delta 7 8 quic-fallback-version-negotiation) $(delta 7 8 quic-fallback-unknown-version)" \
