@@ -200,6 +200,12 @@ $(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# the QUIC test server (tests/e2e/test_quic_ngtcp2.sh): ngtcp2, nghttp3, GnuTLS
+QUIC_PKGS := libngtcp2 libngtcp2_crypto_gnutls libnghttp3 gnutls
+$(BUILD)/tests/tools/rm_quic_server.o: CFLAGS += $(shell pkg-config --cflags $(QUIC_PKGS) 2>/dev/null)
+$(BUILD)/tools/rm_quic_server: LDLIBS += $(shell pkg-config --libs $(QUIC_PKGS) 2>/dev/null || \
+	echo -lngtcp2_crypto_gnutls -lngtcp2 -lnghttp3 -lgnutls)
+
 $(BENCH_BIN): $(patsubst %.c,$(BUILD)/%.o,$(BENCH_SRCS)) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -30,6 +30,10 @@ pkgs=(
 	# make deb and test_deb (dpkg-buildpackage, dh, lintian); test_upgrade
 	# builds the older release from git
 	dpkg-dev debhelper lintian git
+	# QUIC end to end (test_quic_ngtcp2): the test server on ngtcp2,
+	# nghttp3 and GnuTLS; the stock client and server
+	libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev
+	ngtcp2-client ngtcp2-server
 )
 
 missing=()
