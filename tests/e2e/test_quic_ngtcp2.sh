@@ -205,13 +205,13 @@ bg_wait()
 # new_address TAG PORT N: N connections that migrate to CLIENT2 after
 # their handshake: the client's route to the VIP gets CLIENT2 as its
 # source once every client has its first socket (the server saw its
-# Initial) and before the migrations, 10 s after the handshakes (the
+# Initial) and before the migrations, 20 s after the handshakes (the
 # checks then see whether each migration came from CLIENT2).
 new_address()
 {
 	local m pid tag=$1 port=$2 n=$3
 	m=$(mark "$port")
-	clients "$tag" "$port" "$n" --change-local-addr=10s --delay-stream=11s &
+	clients "$tag" "$port" "$n" --change-local-addr=20s --delay-stream=21s &
 	pid=$!
 	e2e_wait_for 120 at_least "$n" "$m" '^accept ' ||
 		e2e_fail "$tag: $n connections (saw $(count_since "$m" '^accept '))"
