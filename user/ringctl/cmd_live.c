@@ -247,11 +247,13 @@ static int dry_run(struct ctl_opts *o, struct live *lv, unsigned int flags)
 int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		const char *done)
 {
+	struct rm_moved m;
+
 	if (o->dry_run)
 		return dry_run(o, lv, flags);
-	if (rm_state_commit(&lv->st, lv->old, lv->new, flags))
+	if (rm_state_commit_moved(&lv->st, lv->old, lv->new, flags, &m))
 		return ctl_runtime_error("%s", rm_errmsg());
-	history_log(lv);
+	history_log(lv, &m);
 	if (done && *done && !o->json)
 		printf("%s\n", done);
 	return RM_EXIT_OK;
