@@ -2,7 +2,6 @@
 /* ringctl: plan rings offline and change a live director's services and
  * nodes. Commands and options: commands.c. Exit 0 ok, 1 runtime failure,
  * 2 usage. */
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,12 +69,6 @@ int main(int argc, char **argv)
 	struct cli_result res;
 	int ret;
 
-	/* A change builds rings of megabytes one after another: freed
-	 * memory stays in the heap for the next one instead of going back
-	 * to the kernel (mmap/munmap) and being faulted in fresh, page by
-	 * page, which on a VM costs more than the work done in it. */
-	mallopt(M_MMAP_THRESHOLD, 256 << 20);
-	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	if (cli_is_internal(argc, argv))
 		return cli_internal(&ctl_prog, argc, argv);
 	history_set_cmdline(argc, argv);
