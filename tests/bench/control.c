@@ -298,53 +298,39 @@ static const char *const cmd_key[C_NR] = {
     [C_APPLY_BACK] = "apply_one_node_back", [C_TRUE] = "bin_true",
 };
 
+/* Each command's words after `ringctl --pin-dir DIR`: "@mac" is the
+ * new node's MAC, "@doc" the document the apply takes. */
+static const char *const cmd_args[C_NR][9] = {
+    [C_LIST] = {"service", "list"},
+    [C_SEED] = {"seed"},
+    [C_SHOW] = {"show", "--json"},
+    [C_ADD] = {"node", "add", CB_SVC, "node-0100", "--mac", "@mac", "--dev",
+	       "lo"},
+    [C_DEL] = {"node", "del", CB_SVC, "node-0100"},
+    [C_APPLY_LESS] = {"apply", "@doc"},
+    [C_APPLY_BACK] = {"apply", "@doc"},
+};
+
 static int run_cmd(struct cctx *c, const char *ringctl, enum cmd k,
 		   double *wall, double *cpu)
 {
-	char mac[18];
 	const char *argv[16] = {ringctl, "--pin-dir", c->pin};
 	int n = 3, err;
+	char mac[18];
 
 	rm_format_mac(c->mac_new, mac);
-	switch (k) {
-	case C_LIST:
-		argv[n++] = "service";
-		argv[n++] = "list";
-		break;
-	case C_SEED:
-		argv[n++] = "seed";
-		break;
-	case C_SHOW:
-		argv[n++] = "show";
-		argv[n++] = "--json";
-		break;
-	case C_ADD:
-		argv[n++] = "node";
-		argv[n++] = "add";
-		argv[n++] = CB_SVC;
-		argv[n++] = "node-0100";
-		argv[n++] = "--mac";
-		argv[n++] = mac;
-		argv[n++] = "--dev";
-		argv[n++] = "lo";
-		break;
-	case C_DEL:
-		argv[n++] = "node";
-		argv[n++] = "del";
-		argv[n++] = CB_SVC;
-		argv[n++] = "node-0100";
-		break;
-	case C_APPLY_LESS:
-	case C_APPLY_BACK:
-		argv[n++] = "apply";
-		argv[n++] = k == C_APPLY_LESS ? c->doc_less : c->doc;
-		break;
-	case C_TRUE:
+	for (int i = 0; i < 9 && cmd_args[k][i]; i++) {
+		const char *w = cmd_args[k][i];
+
+		argv[n++] = !strcmp(w, "@mac")	 ? mac
+			    : !strcmp(w, "@doc") ? (k == C_APPLY_LESS
+							? c->doc_less
+							: c->doc)
+						 : w;
+	}
+	if (k == C_TRUE) {
 		argv[0] = "/bin/true";
 		argv[1] = NULL;
-		break;
-	default:
-		return -EINVAL;
 	}
 	err = run_timed(argv, NULL, wall, cpu);
 	if (err) {
