@@ -16,7 +16,8 @@
 #            beside the second-chance decisions (kept, delivered, forwarded)
 #   keys     per-packet cost of each key extractor (keys of 8, 32, 250
 #            bytes) beside the flow-hash paths, bpf_prog_test_run
-#   control  node add to live ring (state API, ringctl), memory
+#   control  ringctl commands at 100 nodes x 1000 vnodes (reads, node
+#            add/del, apply), each a fresh process; ring update steps, memory
 #   health   the health checker at scale: 1,000 nodes at 1 s (rate, lag,
 #            CPU), measured by tests/e2e/test_health_scale.sh, judged here
 #   live     forwarding rate in a namespace testbed (scripts/testbed.sh):

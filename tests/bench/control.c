@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Part 5: control plane. How long from "add a node" to the new ring being
- * what the data plane searches, for a service of 64 nodes at the default
- * vnodes; and memory per ring entry and per connection-table entry.
+ * Part 5: control plane. The commands of issue 23, each a fresh `ringctl`
+ * process against a pinned state of 100 nodes x 1000 vnodes (100k ring
+ * entries), as an operator runs them: the reads `service list`, `seed`,
+ * `show --json`; `node add` of a 101st node and `node del` of it again;
+ * `apply` of a saved document one node away from the live state (a node
+ * removed, then added back). Rounds interleave the commands, and each
+ * round also times /bin/true: the floor a process start costs on this
+ * machine. Wall time from fork to exit (what the issue's targets judge)
+ * and the process's CPU time (user + system, rusage) are reported.
+ * After each `node add` the director program itself (bpf_prog_test_run)
+ * must send a flow the new ring gives to the new node there, and after
+ * `node del` elsewhere again: checked outside the timing.
  *
  * Runs in its own mount and network namespaces (unshare), with a private
  * bpffs on a temporary directory: the state API (user/lib/state.h) pins
@@ -11,15 +20,8 @@
  * where bpf_prog_test_run says packets arrive, so forwarded test frames
  * are XDP_TX; nothing is sent anywhere.
  *
- * One add: take the pin dir lock, read the live state, add node-0063,
- * commit (builds the 64k-entry ring, fills a new inner map, swaps it in),
- * release the lock. "Live" is then checked with the director program
- * itself: bpf_prog_test_run of a flow that the new ring gives to the new
- * node, until its output carries that node's MAC. The clock runs from the
- * first call until that check passes. Deleting the node again (not the
- * target; it waits out in-flight packets) resets the state for the next
- * round. With a ringctl path, `ringctl node add` is timed the same way,
- * process start-up included.
+ * Then where a change's time goes, step by step (ring build, inner map
+ * create, fill), and memory per ring entry and per connection-table entry.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include <linux/in.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -45,23 +48,24 @@
 #include "state.h"
 #include "util.h"
 
-#define CB_NODES 64
+#define CB_NODES 100 /* the state; node-0100 comes and goes */
 #define CB_SVC "bench"
 #define CB_POLL_NS (2ULL * 1000000000ULL)
+#define CB_DOC_MAX (64 * 1024)
 
 struct cctx {
 	char dir[64];
 	char pin[128];
+	char doc[128], doc_less[128]; /* saved; saved without node-0099 */
 	bool mounted;
 	struct ringmaster_bpf *skel;
 	struct rm_state st;
 	bool st_open;
 	struct rm_snap *old, *new;
 	int svc;
-	__u8 frame[64]; /* a flow the 64-node ring gives to node-0063 */
+	__u8 frame[64]; /* a flow the 101-node ring gives to node-0100 */
 	size_t len;
-	__u8 mac63[6];
-	double read_ms; /* of the last change: lock + rm_state_read */
+	__u8 mac_new[6];
 };
 
 static int isolate(struct cctx *c)
@@ -100,22 +104,24 @@ static void teardown(struct cctx *c)
 		rm_state_purge(c->pin);
 		umount2(c->dir, MNT_DETACH);
 	}
+	if (c->doc[0])
+		unlink(c->doc);
+	if (c->doc_less[0])
+		unlink(c->doc_less);
 	if (c->dir[0])
 		rmdir(c->dir);
 	free(c->old);
 	free(c->new);
 }
 
-/* One change the way ringctl makes it: lock, read, edit, commit. */
-enum change { CH_SERVICE, CH_NODES, CH_ADD63, CH_DEL63 };
-
-static int change(struct cctx *c, enum change what)
+/* The state to measure against, made through the state API: a service
+ * and CB_NODES nodes, one change. */
+static int populate(struct cctx *c)
 {
+	struct rm_svc_meta m = {.vnodes = RM_DEFAULT_VNODES};
 	char name[RM_NAME_MAX];
-	int lock, err = 0, slot;
+	int lock, err;
 	__u8 mac[6];
-
-	__u64 t0 = bench_now_ns();
 
 	lock = rm_lock_pin_dir(c->pin, RM_LOCK_EX);
 	if (lock < 0)
@@ -123,47 +129,22 @@ static int change(struct cctx *c, enum change what)
 	err = rm_state_read(&c->st, c->old);
 	if (err)
 		goto out;
-	c->read_ms = (double)(bench_now_ns() - t0) / 1e6;
 	memcpy(c->new, c->old, sizeof(*c->new));
-	switch (what) {
-	case CH_SERVICE: {
-		struct rm_svc_meta m = {.vnodes = RM_DEFAULT_VNODES};
-
-		snprintf(m.name, sizeof(m.name), "%s", CB_SVC);
-		m.key.vip[0] = htonl(BENCH_VIP);
-		m.key.port = htons(BENCH_PORT);
-		m.key.proto = IPPROTO_TCP;
-		err = rm_snap_svc_add(c->new, c->old, &m);
-		if (err >= 0) {
-			c->svc = err;
-			err = 0;
-		}
-		break;
-	}
-	case CH_NODES:
-		for (__u32 i = 0; i < CB_NODES - 1 && !err; i++) {
-			bench_node_name(name, sizeof(name), i);
-			bench_node_mac(i, mac);
-			err = rm_snap_node_add(c->new, c->old, c->svc, name,
-					       mac, "lo", 1);
-			err = err < 0 ? err : 0;
-		}
-		break;
-	case CH_ADD63:
-		bench_node_name(name, sizeof(name), CB_NODES - 1);
-		err = rm_snap_node_add(c->new, c->old, c->svc, name, c->mac63,
-				       "lo", 1);
+	snprintf(m.name, sizeof(m.name), "%s", CB_SVC);
+	m.key.vip[0] = htonl(BENCH_VIP);
+	m.key.port = htons(BENCH_PORT);
+	m.key.proto = IPPROTO_TCP;
+	err = rm_snap_svc_add(c->new, c->old, &m);
+	if (err < 0)
+		goto out;
+	c->svc = err;
+	err = 0;
+	for (__u32 i = 0; i < CB_NODES && !err; i++) {
+		bench_node_name(name, sizeof(name), i);
+		bench_node_mac(i, mac);
+		err = rm_snap_node_add(c->new, c->old, c->svc, name, mac, "lo",
+				       1);
 		err = err < 0 ? err : 0;
-		break;
-	case CH_DEL63:
-		bench_node_name(name, sizeof(name), CB_NODES - 1);
-		slot = rm_snap_find_node(c->new, c->svc, name);
-		if (slot < 0) {
-			err = -ENOENT;
-			break;
-		}
-		rm_snap_node_del(c->new, slot);
-		break;
 	}
 	if (!err)
 		err = rm_state_commit(&c->st, c->old, c->new, 0);
@@ -172,7 +153,7 @@ out:
 	return err;
 }
 
-/* Does the data plane send c->frame to node-0063 (want) or elsewhere?
+/* Does the data plane send c->frame to node-0100 (want) or elsewhere?
  * Polls until it matches want; the time it matched, or 0 on timeout. */
 static __u64 poll_live(struct cctx *c, bool want)
 {
@@ -189,23 +170,24 @@ static __u64 poll_live(struct cctx *c, bool want)
 			return 0;
 		now = bench_now_ns();
 		if (opts.retval == XDP_TX &&
-		    (memcmp(out, c->mac63, 6) == 0) == want)
+		    (memcmp(out, c->mac_new, 6) == 0) == want)
 			return now;
 	} while (now - start < CB_POLL_NS);
 	return 0;
 }
 
-/* A source port whose flow the 64-node ring gives to node-0063. */
+/* A source port whose flow the ring of CB_NODES + 1 nodes gives to the
+ * last one (node slots are taken in order: ids = numbers). */
 static int pick_flow(struct cctx *c)
 {
-	struct rm_node_spec *specs = bench_specs(0, CB_NODES);
+	struct rm_node_spec *specs = bench_specs(0, CB_NODES + 1);
 	struct rm_ring r;
 	struct bench_ring br = {0};
 	int err;
 
 	if (!specs)
 		return -ENOMEM;
-	err = rm_ring_build(&c->old->cfg.seed, specs, CB_NODES,
+	err = rm_ring_build(&c->old->cfg.seed, specs, CB_NODES + 1,
 			    RM_DEFAULT_VNODES, &r);
 	free(specs);
 	if (err)
@@ -229,7 +211,7 @@ static int pick_flow(struct cctx *c)
 		bench_frame_flow(c->frame, &f);
 		if (!rm_ring_lookup(br.slots, br.nslots,
 				    rm_flow_hash(&c->old->cfg.seed, &f), &id) &&
-		    id == CB_NODES - 1) {
+		    id == CB_NODES) {
 			err = 0;
 			break;
 		}
@@ -255,33 +237,145 @@ static long long fdinfo_memlock(int fd)
 	return v;
 }
 
-static int run_ringctl(const char *ringctl, const char *pin,
-		       const char *const *args)
+/* Run argv (argv[0] a path) to its exit, stdout to out (NULL: none):
+ * wall time from fork to exit and the child's CPU time, in ms. */
+static int run_timed(const char *const *argv, const char *out, double *wall,
+		     double *cpu)
 {
-	const char *argv[16];
-	int n = 0, status;
+	struct rusage ru;
+	__u64 t0 = bench_now_ns();
+	int status;
 	pid_t pid;
 
-	argv[n++] = ringctl;
-	argv[n++] = "--pin-dir";
-	argv[n++] = pin;
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
+		int fd = open(out ? out : "/dev/null",
+			      O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-		if (null >= 0)
-			dup2(null, STDOUT_FILENO);
-		execv(ringctl, (char *const *)argv);
+		if (fd >= 0)
+			dup2(fd, STDOUT_FILENO);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0)
+	if (wait4(pid, &status, 0, &ru) < 0)
 		return -errno;
+	*wall = (double)(bench_now_ns() - t0) / 1e6;
+	*cpu = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* The issue's commands, in the order each round runs them. */
+enum cmd {
+	C_LIST,
+	C_SEED,
+	C_SHOW,
+	C_ADD,
+	C_DEL,
+	C_APPLY_LESS,
+	C_APPLY_BACK,
+	C_TRUE,
+	C_NR
+};
+
+static const char *const cmd_label[C_NR] = {
+    [C_LIST] = "`ringctl service list`",
+    [C_SEED] = "`ringctl seed`",
+    [C_SHOW] = "`ringctl show --json`",
+    [C_ADD] = "`ringctl node add` (node 101)",
+    [C_DEL] = "`ringctl node del` (back to 100)",
+    [C_APPLY_LESS] = "`ringctl apply` of a saved document, one node less",
+    [C_APPLY_BACK] = "`ringctl apply` of a saved document, the node back",
+    [C_TRUE] = "floor: `/bin/true` (fork, exec, exit)",
+};
+
+static const char *const cmd_key[C_NR] = {
+    [C_LIST] = "service_list",	 [C_SEED] = "seed",
+    [C_SHOW] = "show_json",	 [C_ADD] = "node_add",
+    [C_DEL] = "node_del",	 [C_APPLY_LESS] = "apply_one_node_less",
+    [C_APPLY_BACK] = "apply_one_node_back", [C_TRUE] = "bin_true",
+};
+
+/* Each command's words after `ringctl --pin-dir DIR`: "@mac" is the
+ * new node's MAC, "@doc" the document the apply takes. */
+static const char *const cmd_args[C_NR][9] = {
+    [C_LIST] = {"service", "list"},
+    [C_SEED] = {"seed"},
+    [C_SHOW] = {"show", "--json"},
+    [C_ADD] = {"node", "add", CB_SVC, "node-0100", "--mac", "@mac", "--dev",
+	       "lo"},
+    [C_DEL] = {"node", "del", CB_SVC, "node-0100"},
+    [C_APPLY_LESS] = {"apply", "@doc"},
+    [C_APPLY_BACK] = {"apply", "@doc"},
+};
+
+static int run_cmd(struct cctx *c, const char *ringctl, enum cmd k,
+		   double *wall, double *cpu)
+{
+	const char *argv[16] = {ringctl, "--pin-dir", c->pin};
+	int n = 3, err;
+	char mac[18];
+
+	rm_format_mac(c->mac_new, mac);
+	for (int i = 0; i < 9 && cmd_args[k][i]; i++) {
+		const char *w = cmd_args[k][i];
+
+		argv[n++] = !strcmp(w, "@mac")	 ? mac
+			    : !strcmp(w, "@doc") ? (k == C_APPLY_LESS
+							? c->doc_less
+							: c->doc)
+						 : w;
+	}
+	if (k == C_TRUE) {
+		argv[0] = "/bin/true";
+		argv[1] = NULL;
+	}
+	err = run_timed(argv, NULL, wall, cpu);
+	if (err) {
+		fprintf(stderr, "control: %s failed\n", cmd_label[k]);
+		return err;
+	}
+	/* the change is live when the command returns: the data plane says */
+	if ((k == C_ADD || k == C_DEL) && !poll_live(c, k == C_ADD)) {
+		fprintf(stderr, "control: after %s the data plane does not "
+				"send the test flow %s\n",
+			cmd_label[k], k == C_ADD ? "to the new node" : "elsewhere");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* `ringctl save` of the state into c->doc, and c->doc_less: the same
+ * without node-0099's line (a one-node change away). */
+static int make_docs(struct cctx *c, const char *ringctl)
+{
+	const char *argv[] = {ringctl, "--pin-dir", c->pin, "save", NULL};
+	char *buf = malloc(CB_DOC_MAX), line[512];
+	FILE *in = NULL, *out = NULL;
+	double w, u;
+	int err;
+
+	snprintf(c->doc, sizeof(c->doc), "/tmp/ringbench-ctl-%d.doc",
+		 (int)getpid());
+	snprintf(c->doc_less, sizeof(c->doc_less),
+		 "/tmp/ringbench-ctl-%d-less.doc", (int)getpid());
+	err = buf ? run_timed(argv, c->doc, &w, &u) : -ENOMEM;
+	if (!err) {
+		in = fopen(c->doc, "r");
+		out = fopen(c->doc_less, "w");
+		err = in && out ? 0 : -errno;
+	}
+	while (!err && fgets(line, sizeof(line), in))
+		if (!strstr(line, " node-0099 "))
+			fputs(line, out);
+	if (in)
+		fclose(in);
+	if (out && fclose(out) && !err)
+		err = -errno;
+	free(buf);
+	return err;
 }
 
 /* The steps of a ring update one by one: build, map create, and the fill
@@ -350,24 +444,100 @@ out:
 	return err;
 }
 
+/* Memory, by the kernel's own accounting of the maps (fdinfo). */
+static void memory(struct cctx *c, struct rm_json *j)
+{
+	__u32 key = c->svc, id = 0, hdr_key = 0;
+	struct rm_slot hdr = {0};
+	struct bpf_map *m;
+	long long ring_mem = -1, conn_mem = -1;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = -1;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.rm_rings), &key,
+				 &id))
+		fd = bpf_map_get_fd_by_id(id);
+	if (fd >= 0) {
+		ring_mem = fdinfo_memlock(fd);
+		bpf_map_lookup_elem(fd, &hdr_key, &hdr);
+		close(fd);
+	}
+	printf("\n### Memory\n\n| what | bytes |\n|---|---:|\n");
+	rm_json_obj_open(j, "memory");
+	if (ring_mem > 0 && hdr.a) {
+		__u32 n = hdr.a, nslots = RM_RING_SLOTS(hdr.b, n);
+
+		printf("| ring entry, encoded (header + index + entries) / "
+		       "entries, %u entries | %.2f |\n",
+		       n, (double)nslots * 8 / n);
+		printf("| ring entry, kernel accounting of the inner map "
+		       "(fdinfo memlock) / entries | %.2f |\n",
+		       (double)ring_mem / n);
+		rm_json_u64(j, "ring_entries", n);
+		rm_json_num(j, "ring_bytes_per_entry_encoded",
+			    (double)nslots * 8 / n);
+		rm_json_num(j, "ring_bytes_per_entry_kernel",
+			    (double)ring_mem / n);
+	}
+	m = bpf_object__find_map_by_name(c->skel->obj, RM_MAP_NAME(CONNS));
+	if (m && !bpf_obj_get_info_by_fd(bpf_map__fd(m), &info, &ilen)) {
+		conn_mem = fdinfo_memlock(bpf_map__fd(m));
+		printf("| connection entry: key %u + value %u bytes; kernel "
+		       "accounting (fdinfo memlock) / %u max entries | %.1f |\n",
+		       info.key_size, info.value_size, info.max_entries,
+		       (double)conn_mem / info.max_entries);
+		rm_json_u64(j, "conn_key_bytes", info.key_size);
+		rm_json_u64(j, "conn_value_bytes", info.value_size);
+		rm_json_u64(j, "conn_max_entries", info.max_entries);
+		rm_json_num(j, "conn_bytes_per_entry_kernel",
+			    (double)conn_mem / info.max_entries);
+	} else {
+		printf("| connection entry | n/a (no connection table yet) |\n");
+		rm_json_str(j, "conn_bytes_per_entry_kernel",
+			    "n/a (no connection table yet)");
+	}
+	rm_json_obj_close(j);
+}
+
+/* One verdict: the median wall time of the commands in ks (the slowest
+ * of them) against limit_ms. */
+static void verdict(const struct bench_opts *o, const char *name,
+		    const char *target, double limit_ms,
+		    const struct bench_stat *wall, const enum cmd *ks, int n)
+{
+	const struct bench_stat *worst = &wall[ks[0]];
+	char meas[96];
+
+	for (int i = 1; i < n; i++)
+		if (wall[ks[i]].med > worst->med)
+			worst = &wall[ks[i]];
+	snprintf(meas, sizeof(meas), "%.2f ms (%.2f-%.2f)", worst->med,
+		 worst->min, worst->max);
+	bench_target(o, name, target, meas,
+		     worst->med <= limit_ms ? "met" : "missed",
+		     "fresh ringctl process, fork to exit, median; the "
+		     "machine's process floor is in the control table");
+}
+
 int cmd_control(const struct bench_opts *o)
 {
 	const char *ringctl = o->argc > 0 ? o->argv[0] : NULL;
 	const int rounds = o->rounds;
-	double add[rounds], add_commit[rounds], del[rounds], cli[rounds];
+	double wall[C_NR][rounds], cpu[C_NR][rounds];
 	double build[rounds], create[rounds], fill[rounds], mmfill[rounds];
-	double readt[rounds];
-	struct bench_stat s_add, s_commit, s_del, s_cli, s_build, s_fill;
-	struct bench_stat s_create, s_mmfill, s_read;
+	struct bench_stat s_wall[C_NR], s_cpu[C_NR], s_build, s_fill;
+	struct bench_stat s_create, s_mmfill;
 	struct cctx c = {0};
-	int ncli = 0, rc = 1, err;
-	char cli_err[96] = "";
+	int rc = 1, err;
 	struct rm_json j;
 	FILE *jf = NULL;
-	char mactext[18];
 
-	bench_node_mac(CB_NODES - 1, c.mac63);
-	rm_format_mac(c.mac63, mactext);
+	if (!ringctl) {
+		fprintf(stderr, "control: usage: ringbench control RINGCTL\n");
+		return 2;
+	}
+	bench_node_mac(CB_NODES, c.mac_new);
 	c.old = malloc(sizeof(*c.old));
 	c.new = malloc(sizeof(*c.new));
 	if (!c.old || !c.new || isolate(&c))
@@ -378,79 +548,31 @@ int cmd_control(const struct bench_opts *o)
 		c.st_open = !err;
 	}
 	if (!err)
-		err = change(&c, CH_SERVICE);
-	if (!err)
-		err = change(&c, CH_NODES);
+		err = populate(&c);
 	if (!err)
 		err = pick_flow(&c);
+	if (!err)
+		err = make_docs(&c, ringctl);
 	if (err) {
 		fprintf(stderr, "control: setting up the state: %s (%s)\n",
 			rm_errmsg(), strerror(-err));
 		goto out;
 	}
 	if (!poll_live(&c, false)) {
-		fprintf(stderr, "control: the 63-node ring does not forward "
-				"the test flow\n");
+		fprintf(stderr, "control: the %d-node ring does not forward "
+				"the test flow\n",
+			CB_NODES);
 		goto out;
 	}
 
 	bench_pin_cpu();
-	for (int r = 0; r < rounds; r++) {
-		__u64 t0, t1, t2;
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < C_NR; k++)
+			if (run_cmd(&c, ringctl, (enum cmd)k, &wall[k][r],
+				    &cpu[k][r]))
+				goto out;
 
-		t0 = bench_now_ns();
-		err = change(&c, CH_ADD63);
-		t1 = bench_now_ns();
-		t2 = err ? 0 : poll_live(&c, true);
-		if (!t2) {
-			fprintf(stderr, "control: node add: %s\n",
-				err ? rm_errmsg() : "new ring never live");
-			goto out;
-		}
-		add[r] = (double)(t2 - t0) / 1e6;
-		add_commit[r] = (double)(t1 - t0) / 1e6;
-		readt[r] = c.read_ms;
-		t0 = bench_now_ns();
-		err = change(&c, CH_DEL63);
-		t2 = err ? 0 : poll_live(&c, false);
-		if (!t2) {
-			fprintf(stderr, "control: node del: %s\n",
-				err ? rm_errmsg() : "old ring never back");
-			goto out;
-		}
-		del[r] = (double)(t2 - t0) / 1e6;
-
-		if (ringctl && !cli_err[0]) {
-			const char *a[] = {"node",	"add",	 CB_SVC,
-					   "node-0063", "--mac", mactext,
-					   "--dev",	"lo",	 NULL};
-			const char *d[] = {"node", "del", CB_SVC, "node-0063",
-					   NULL};
-
-			t0 = bench_now_ns();
-			err = run_ringctl(ringctl, c.pin, a);
-			t2 = err ? 0 : poll_live(&c, true);
-			if (!t2) {
-				snprintf(cli_err, sizeof(cli_err),
-					 "n/a (`ringctl node add` failed)");
-			} else {
-				cli[ncli++] = (double)(t2 - t0) / 1e6;
-				if (run_ringctl(ringctl, c.pin, d) ||
-				    !poll_live(&c, false)) {
-					fprintf(stderr,
-						"control: `ringctl node "
-						"del` failed\n");
-					goto out;
-				}
-			}
-		}
-	}
-	if (ringctl && !ncli && !cli_err[0])
-		snprintf(cli_err, sizeof(cli_err), "n/a");
-	if (!ringctl)
-		snprintf(cli_err, sizeof(cli_err), "n/a (no ringctl given)");
-
-	/* where an add's time goes: each step alone, as commit does it */
+	/* where a change's time goes: each step alone, as commit does it */
 	for (int r = 0; r < rounds; r++) {
 		struct bench_ring br;
 
@@ -463,15 +585,14 @@ int cmd_control(const struct bench_opts *o)
 		}
 	}
 
-	bench_stat_of(add, rounds, &s_add);
-	bench_stat_of(add_commit, rounds, &s_commit);
-	bench_stat_of(del, rounds, &s_del);
-	bench_stat_of(cli, ncli, &s_cli);
+	for (int k = 0; k < C_NR; k++) {
+		bench_stat_of(wall[k], rounds, &s_wall[k]);
+		bench_stat_of(cpu[k], rounds, &s_cpu[k]);
+	}
 	bench_stat_of(build, rounds, &s_build);
 	bench_stat_of(create, rounds, &s_create);
 	bench_stat_of(fill, rounds, &s_fill);
 	bench_stat_of(mmfill, rounds, &s_mmfill);
-	bench_stat_of(readt, rounds, &s_read);
 
 	jf = bench_json_open(o, &j);
 	if (!jf)
@@ -479,125 +600,66 @@ int cmd_control(const struct bench_opts *o)
 	rm_json_u64(&j, "nodes", CB_NODES);
 	rm_json_u64(&j, "vnodes", RM_DEFAULT_VNODES);
 	rm_json_u64(&j, "entries", CB_NODES * RM_DEFAULT_VNODES);
-	bench_json_stat(&j, "api_add_to_live_ms", &s_add);
-	bench_json_stat(&j, "api_add_commit_returned_ms", &s_commit);
-	bench_json_stat(&j, "api_del_to_live_ms", &s_del);
-	if (ncli)
-		bench_json_stat(&j, "ringctl_add_to_live_ms", &s_cli);
-	else
-		rm_json_str(&j, "ringctl_add_to_live_ms", cli_err);
+	rm_json_obj_open(&j, "commands_wall_ms");
+	for (int k = 0; k < C_NR; k++)
+		bench_json_stat(&j, cmd_key[k], &s_wall[k]);
+	rm_json_obj_close(&j);
+	rm_json_obj_open(&j, "commands_cpu_ms");
+	for (int k = 0; k < C_NR; k++)
+		bench_json_stat(&j, cmd_key[k], &s_cpu[k]);
+	rm_json_obj_close(&j);
 	rm_json_obj_open(&j, "breakdown");
-	bench_json_stat(&j, "lock_and_state_read_ms", &s_read);
 	bench_json_stat(&j, "ring_build_ms", &s_build);
 	bench_json_stat(&j, "inner_map_create_ms", &s_create);
 	bench_json_stat(&j, "comparison_fill_update_batch_ms", &s_fill);
 	bench_json_stat(&j, "inner_map_fill_mmap_memcpy_ms", &s_mmfill);
 	rm_json_obj_close(&j);
 
-	printf("\n### Control plane: node add to live ring (64 nodes x %u "
-	       "vnodes = %u entries; median [min-max] of %d rounds, ms)\n\n",
-	       RM_DEFAULT_VNODES, CB_NODES * RM_DEFAULT_VNODES, rounds);
-	printf("| step | ms |\n|---|---:|\n");
-	printf("| state API: lock, read, add node, commit, until a test packet "
-	       "reaches the new node | %.2f [%.2f-%.2f] |\n",
-	       s_add.med, s_add.min, s_add.max);
-	printf("| ... of which until rm_state_commit returned | %.2f "
-	       "[%.2f-%.2f] |\n",
-	       s_commit.med, s_commit.min, s_commit.max);
-	printf("| ... of which lock + rm_state_read | %.2f [%.2f-%.2f] |\n",
-	       s_read.med, s_read.min, s_read.max);
-	printf("| step alone: ring build (rm_ring_build, 64k entries) | %.2f "
-	       "[%.2f-%.2f] |\n",
-	       s_build.med, s_build.min, s_build.max);
-	printf("| step alone: inner map create | %.2f [%.2f-%.2f] |\n",
-	       s_create.med, s_create.min, s_create.max);
-	printf("| step alone: inner map fill through mmap (what the state "
-	       "API does) | %.2f [%.2f-%.2f] |\n",
+	printf("\n### Control plane: ringctl commands (%d nodes x %u vnodes = "
+	       "%u entries; each a fresh process; median [min-max] of %d "
+	       "interleaved rounds, ms)\n\n",
+	       CB_NODES, RM_DEFAULT_VNODES, CB_NODES * RM_DEFAULT_VNODES,
+	       rounds);
+	printf("| command | wall, fork to exit | CPU (user + system) |\n"
+	       "|---|---:|---:|\n");
+	for (int k = 0; k < C_NR; k++)
+		printf("| %s | %.2f [%.2f-%.2f] | %.2f [%.2f-%.2f] |\n",
+		       cmd_label[k], s_wall[k].med, s_wall[k].min,
+		       s_wall[k].max, s_cpu[k].med, s_cpu[k].min,
+		       s_cpu[k].max);
+	printf("\n### A ring update step by step (%d nodes, ms)\n\n"
+	       "| step | ms |\n|---|---:|\n",
+	       CB_NODES);
+	printf("| ring build (rm_ring_build, %uk entries) | %.2f [%.2f-%.2f] "
+	       "|\n",
+	       CB_NODES * RM_DEFAULT_VNODES / 1000, s_build.med, s_build.min,
+	       s_build.max);
+	printf("| inner map create | %.2f [%.2f-%.2f] |\n", s_create.med,
+	       s_create.min, s_create.max);
+	printf("| inner map fill through mmap (what the state API does) | "
+	       "%.2f [%.2f-%.2f] |\n",
 	       s_mmfill.med, s_mmfill.min, s_mmfill.max);
 	printf("| comparison: the same fill by bpf_map_update_batch | %.2f "
 	       "[%.2f-%.2f] |\n",
 	       s_fill.med, s_fill.min, s_fill.max);
-	if (ncli)
-		printf("| `ringctl node add` (process start included) until "
-		       "live | %.2f [%.2f-%.2f] |\n",
-		       s_cli.med, s_cli.min, s_cli.max);
-	else
-		printf("| `ringctl node add` until live | %s |\n", cli_err);
-	printf("| node del until the old owner is back (includes the wait "
-	       "for in-flight packets) | %.2f [%.2f-%.2f] |\n",
-	       s_del.med, s_del.min, s_del.max);
 
-	/* memory: the kernel's own accounting of the maps (fdinfo), with
-	 * all 64 nodes in */
-	if (change(&c, CH_ADD63) || !poll_live(&c, true)) {
-		fprintf(stderr, "control: node add: %s\n", rm_errmsg());
-		goto out;
-	}
+	memory(&c, &j);
+
+	/* issue 23's targets */
 	{
-		__u32 key = c.svc, id = 0, hdr_key = 0;
-		struct rm_slot hdr = {0};
-		struct bpf_map *m;
-		long long ring_mem = -1, conn_mem = -1;
-		struct bpf_map_info info = {};
-		__u32 ilen = sizeof(info);
-		int fd = -1;
+		static const enum cmd reads[] = {C_LIST, C_SEED, C_SHOW};
+		static const enum cmd add[] = {C_ADD}, del[] = {C_DEL};
+		static const enum cmd apply[] = {C_APPLY_LESS, C_APPLY_BACK};
 
-		if (!bpf_map_lookup_elem(bpf_map__fd(c.skel->maps.rm_rings),
-					 &key, &id))
-			fd = bpf_map_get_fd_by_id(id);
-		if (fd >= 0) {
-			ring_mem = fdinfo_memlock(fd);
-			bpf_map_lookup_elem(fd, &hdr_key, &hdr);
-			close(fd);
-		}
-		printf("\n### Memory\n\n| what | bytes |\n|---|---:|\n");
-		rm_json_obj_open(&j, "memory");
-		if (ring_mem > 0 && hdr.a) {
-			__u32 n = hdr.a, nslots = RM_RING_SLOTS(hdr.b, n);
-
-			printf(
-			    "| ring entry, encoded (header + index + entries "
-			    ") / entries, %u entries | %.2f |\n",
-			    n, (double)nslots * 8 / n);
-			printf("| ring entry, kernel accounting of the inner "
-			       "map (fdinfo memlock) / entries | %.2f |\n",
-			       (double)ring_mem / n);
-			rm_json_u64(&j, "ring_entries", n);
-			rm_json_num(&j, "ring_bytes_per_entry_encoded",
-				    (double)nslots * 8 / n);
-			rm_json_num(&j, "ring_bytes_per_entry_kernel",
-				    (double)ring_mem / n);
-		}
-		m = bpf_object__find_map_by_name(c.skel->obj, RM_MAP_NAME(CONNS));
-		if (m &&
-		    !bpf_obj_get_info_by_fd(bpf_map__fd(m), &info, &ilen)) {
-			conn_mem = fdinfo_memlock(bpf_map__fd(m));
-			printf("| connection entry: key %u + value %u bytes; "
-			       "kernel accounting (fdinfo memlock) / %u "
-			       "max entries | %.1f |\n",
-			       info.key_size, info.value_size, info.max_entries,
-			       (double)conn_mem / info.max_entries);
-			rm_json_u64(&j, "conn_key_bytes", info.key_size);
-			rm_json_u64(&j, "conn_value_bytes", info.value_size);
-			rm_json_u64(&j, "conn_max_entries", info.max_entries);
-			rm_json_num(&j, "conn_bytes_per_entry_kernel",
-				    (double)conn_mem / info.max_entries);
-		} else {
-			printf("| connection entry | n/a (no connection table "
-			       "yet) |\n");
-			rm_json_str(&j, "conn_bytes_per_entry_kernel",
-				    "n/a (no connection table yet)");
-		}
-		rm_json_obj_close(&j);
-	}
-	{
-		char meas[96];
-
-		snprintf(meas, sizeof(meas), "%.2f ms (%.2f-%.2f)", s_add.med,
-			 s_add.min, s_add.max);
-		bench_target(o, "ring update live, 64 nodes", "<= 20 ms", meas,
-			     s_add.med <= 20.0 ? "met" : "missed",
-			     "state API call to verified forwarding");
+		verdict(o, "ringctl read command (service list, seed, show "
+			   "--json), 100 nodes",
+			"<= 5 ms", 5, s_wall, reads, 3);
+		verdict(o, "ringctl node add, 100 nodes", "<= 20 ms", 20,
+			s_wall, add, 1);
+		verdict(o, "ringctl node del, 100 nodes", "<= 20 ms", 20,
+			s_wall, del, 1);
+		verdict(o, "ringctl apply of a one-node change, 100 nodes",
+			"<= 30 ms", 30, s_wall, apply, 2);
 	}
 	rc = 0;
 out:

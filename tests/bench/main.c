@@ -6,7 +6,7 @@
  *   ringbench [options] quality   ring balance and movement vs Maglev, modulo
  *   ringbench [options] kernel    per-packet cost, bpf_prog_test_run (root)
  *   ringbench [options] encap     per-packet cost of l2, ipip, gue (root)
- *   ringbench [options] control   ring update latency, memory (root)
+ *   ringbench [options] control RINGCTL  ringctl commands, memory (root)
  *   ringbench [options] decap     node-side decap, second chance (root)
  *   ringbench [options] live NS   live forwarding in a testbed (root)
  *   ringbench [options] katran OBJ [OBJ]  beside Katran's balancer (root)

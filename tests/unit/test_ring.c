@@ -721,6 +721,8 @@ static void diff_vs_brute(const struct side *A, const struct side *B)
 	build_ok(&A->seed, A->s, A->n, VN_SMALL, &a);
 	build_ok(&B->seed, B->s, B->n, VN_SMALL, &b);
 	assert_int_equal(rm_ring_diff(&a, &b, &mv, &nmv, &moved), 0);
+	/* the count alone (the change log's) is the diff's total */
+	assert_int_equal(rm_ring_moved(&a, &b), moved);
 
 	/* owners can only change just after a point of either ring */
 	starts = calloc(a.n + b.n + 1, sizeof(*starts));
@@ -992,6 +994,63 @@ static void test_encode_enospc(void **state)
 	free(s);
 	rm_ring_free(&r);
 	rm_ring_free(&e);
+}
+
+/* rm_ring_encoded_in() accepts what rm_ring_encode() wrote, for rings
+ * of odd and even sizes and the empty one, and refuses a slot array with
+ * another header, entry, node id, size, or a changed first or last index
+ * bucket. */
+static void test_encoded_in(void **state)
+{
+	static const __u32 sizes[][2] = {{0, 10}, {1, 1}, {3, 7}, {10, 100},
+					 {64, 1000}};
+	struct rm_seed seed = test_seed(9);
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
+		struct rm_node_spec *s = make_specs(sizes[c][0], "n");
+		struct rm_ring r;
+		struct rm_slot *buf;
+		__u32 m, base;
+
+		for (__u32 i = 0; i < sizes[c][0]; i++)
+			s[i].id = 2000 + 7 * i;
+		build_ok(&seed, s, sizes[c][0], sizes[c][1], &r);
+		m = rm_ring_nslots(&r);
+		base = 1 + (1u << rm_ring_index_bits(r.n));
+		buf = calloc(m + 1, sizeof(*buf));
+		assert_non_null(buf);
+		assert_int_equal(rm_ring_encode(&r, buf, m), 0);
+		assert_true(rm_ring_encoded_in(&r, buf, m));
+		assert_false(rm_ring_encoded_in(&r, buf, m + 1));
+		buf[0].c = 12345; /* a retired ring's stamp is not content */
+		assert_true(rm_ring_encoded_in(&r, buf, m));
+		buf[0].a++;
+		assert_false(rm_ring_encoded_in(&r, buf, m));
+		buf[0].a--;
+		if (r.n) {
+			buf[base + (r.n - 1) / 2].b ^= 1; /* a node id */
+			assert_false(rm_ring_encoded_in(&r, buf, m));
+			buf[base + (r.n - 1) / 2].b ^= 1;
+			buf[base].a ^= 1; /* a point */
+			assert_false(rm_ring_encoded_in(&r, buf, m));
+			buf[base].a ^= 1;
+			buf[1].b ^= 1; /* the first bucket */
+			assert_false(rm_ring_encoded_in(&r, buf, m));
+			buf[1].b ^= 1;
+			buf[base - 1].d ^= 1; /* the last bucket */
+			assert_false(rm_ring_encoded_in(&r, buf, m));
+			buf[base - 1].d ^= 1;
+			assert_true(rm_ring_encoded_in(&r, buf, m));
+		}
+		if (r.n & 1) { /* the unused half of the last entry slot */
+			buf[m - 1].c = 1;
+			assert_false(rm_ring_encoded_in(&r, buf, m));
+		}
+		free(buf);
+		free(s);
+		rm_ring_free(&r);
+	}
 }
 
 #define LOOKUP_KEYS 1000000
@@ -1781,6 +1840,7 @@ int main(void)
 	    cmocka_unit_test(test_index_bits),
 	    cmocka_unit_test(test_encode_layout),
 	    cmocka_unit_test(test_encode_enospc),
+	    cmocka_unit_test(test_encoded_in),
 	    cmocka_unit_test(test_lookup_empty),
 	    cmocka_unit_test(test_lookup_small),
 	    cmocka_unit_test(test_lookup_1000),

@@ -45,8 +45,6 @@ int rm_history_moved(const struct rm_snap *old, const struct rm_snap *new,
 		     __u32 svc, __u64 *moved)
 {
 	struct rm_ring a = {0}, b = {0};
-	struct rm_move *moves = NULL;
-	size_t n;
 	int err = 0;
 
 	*moved = 0;
@@ -54,9 +52,8 @@ int rm_history_moved(const struct rm_snap *old, const struct rm_snap *new,
 		err = rm_snap_ring(old, svc, &a);
 	if (!err && new->svc[svc].in_use)
 		err = rm_snap_ring(new, svc, &b);
-	if (!err && rm_ring_diff(&a, &b, &moves, &n, moved))
-		err = rm_state_fail(-ENOMEM, "out of memory");
-	free(moves);
+	if (!err)
+		*moved = rm_ring_moved(&a, &b);
 	rm_ring_free(&a);
 	rm_ring_free(&b);
 	return err;
@@ -65,13 +62,11 @@ int rm_history_moved(const struct rm_snap *old, const struct rm_snap *new,
 int rm_history_append(struct rm_state *st, const char *who, const char *what,
 		      const struct rm_snap *old, const struct rm_snap *new)
 {
-	union rm_history_slot head, rec;
+	struct rm_moved m = {.counted = true};
 	bool dirty[RM_MAX_SERVICES];
-	__u32 zero = 0, slot;
 	__u64 moved;
-	int fd, err = 0;
+	int err = 0;
 
-	memset(&rec, 0, sizeof(rec));
 	rm_snap_rings_changed(old, new, 0, dirty);
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		bool gone = old->svc[i].in_use && !new->svc[i].in_use;
@@ -79,11 +74,22 @@ int rm_history_append(struct rm_state *st, const char *who, const char *what,
 		if (!dirty[i] && !gone)
 			continue;
 		err = rm_history_moved(old, new, i, &moved);
-		rec.rec.moved_keys += moved;
-		rec.rec.services++;
+		m.keys += moved;
+		m.services++;
 	}
-	if (err)
-		return err;
+	return err ? err : rm_history_append_moved(st, who, what, &m);
+}
+
+int rm_history_append_moved(struct rm_state *st, const char *who,
+			    const char *what, const struct rm_moved *m)
+{
+	union rm_history_slot head, rec;
+	__u32 zero = 0, slot;
+	int fd, err = 0;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.rec.moved_keys = m->keys;
+	rec.rec.services = m->services;
 	fd = history_open(st->pin_dir, true);
 	if (fd < 0)
 		return rm_state_fail(fd, "cannot open %s/%s: %s", st->pin_dir,

@@ -52,6 +52,10 @@ union rm_history_slot {
  * itself stands either way; rm_errmsg() says why logging failed). */
 int rm_history_append(struct rm_state *st, const char *who, const char *what,
 		      const struct rm_snap *old, const struct rm_snap *new);
+/* The same with what moved already counted (rm_state_commit_moved(),
+ * or an apply's plan): no ring is built again. */
+int rm_history_append_moved(struct rm_state *st, const char *who,
+			    const char *what, const struct rm_moved *m);
 
 /* Create the (empty) log if missing: ringload attach does, so that the
  * pins of a director are the same from attach on. 0 or -errno. */

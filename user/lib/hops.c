@@ -34,8 +34,8 @@ int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 	g->svc = svc;
 	g->snap = s;
 	for (__u32 i = 0; i < RM_RING_GENS; i++) {
-		int err = rm_state_gen_slots(st, svc, i, &g->slots[i],
-					     &g->nslots[i]);
+		int err = rm_state_gen_map(st, svc, i, &g->slots[i],
+					   &g->nslots[i]);
 
 		if (err == -ENOENT)
 			continue;
@@ -51,7 +51,7 @@ int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 void rm_gens_free(struct rm_gens *g)
 {
 	for (__u32 i = 0; i < RM_RING_GENS; i++) {
-		free(g->slots[i]);
+		rm_state_ring_unmap(g->slots[i], g->nslots[i]);
 		g->slots[i] = NULL;
 	}
 }

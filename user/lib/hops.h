@@ -15,7 +15,7 @@
 struct rm_gens {
 	__u32 svc;
 	const struct rm_snap *snap;	       /* node records */
-	struct rm_slot *slots[RM_RING_GENS];   /* NULL: no generation */
+	const struct rm_slot *slots[RM_RING_GENS]; /* mapped; NULL: none */
 	__u32 nslots[RM_RING_GENS];
 	__u64 retired_ns[RM_RING_GENS];	       /* CLOCK_MONOTONIC */
 };

@@ -383,22 +383,15 @@ static const char *node_name(const struct rm_ring *r, int idx)
 
 /* Sweep the union of both rings' points: between consecutive boundaries
  * each ring has one owner, so comparing owners per elementary interval
- * gives the exact moved keyspace. Records are merged by (from, to) index
- * with one sort at the end, so a diff costs O(n log n) in the entries. */
-int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
-		 struct rm_move **moves, size_t *n_moves, __u64 *moved)
+ * gives the exact moved keyspace. Each interval whose owner changes goes
+ * to rec (when given); the total is returned. */
+static __u64 ring_sweep(const struct rm_ring *from, const struct rm_ring *to,
+			void (*rec)(void *arg, int oa, int ob, __u64 keys),
+			void *arg)
 {
-	size_t cap = (size_t)from->n + to->n + 1, nrec = 0, n = 0;
-	struct move_rec *recs = calloc(cap, sizeof(*recs));
 	__u32 ia = 0, ib = 0, ca = 0, cb = 0;
 	__u64 start = 0, total = 0;
-	struct rm_move *out = NULL;
 
-	*moves = NULL;
-	*n_moves = 0;
-	*moved = 0;
-	if (!recs)
-		return -ENOMEM;
 	while (start < (1ULL << 32)) {
 		/* the interval [start, end] ends at the next point of either
 		 * ring, or at the top of the keyspace */
@@ -415,16 +408,54 @@ int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
 			end = to->entries[ib].point;
 		oa = owner_at(from, &ca, start);
 		ob = owner_at(to, &cb, start);
-		if (strcmp(node_name(from, oa), node_name(to, ob)) &&
-		    nrec < cap) {
-			recs[nrec].from = oa;
-			recs[nrec].to = ob;
-			recs[nrec].keys = end - start + 1;
-			nrec++;
+		if (strcmp(node_name(from, oa), node_name(to, ob))) {
+			if (rec)
+				rec(arg, oa, ob, end - start + 1);
 			total += end - start + 1;
 		}
 		start = end + 1;
 	}
+	return total;
+}
+
+__u64 rm_ring_moved(const struct rm_ring *from, const struct rm_ring *to)
+{
+	return ring_sweep(from, to, NULL, NULL);
+}
+
+struct recs {
+	struct move_rec *rec;
+	size_t n, cap;
+};
+
+static void add_rec(void *arg, int oa, int ob, __u64 keys)
+{
+	struct recs *r = arg;
+
+	if (r->n < r->cap)
+		r->rec[r->n++] = (struct move_rec){oa, ob, keys};
+}
+
+/* Records are merged by (from, to) index with one sort at the end, so a
+ * diff costs O(n log n) in the entries. */
+int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
+		 struct rm_move **moves, size_t *n_moves, __u64 *moved)
+{
+	struct recs rs = {.cap = (size_t)from->n + to->n + 1};
+	struct move_rec *recs;
+	struct rm_move *out = NULL;
+	size_t nrec, n = 0;
+	__u64 total;
+
+	*moves = NULL;
+	*n_moves = 0;
+	*moved = 0;
+	rs.rec = calloc(rs.cap, sizeof(*rs.rec));
+	if (!rs.rec)
+		return -ENOMEM;
+	total = ring_sweep(from, to, add_rec, &rs);
+	recs = rs.rec;
+	nrec = rs.n;
 	qsort(recs, nrec, sizeof(*recs), rec_cmp);
 	out = calloc(nrec ? nrec : 1, sizeof(*out));
 	if (!out) {
@@ -515,6 +546,62 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 		}
 	}
 	return 0;
+}
+
+/* The first entry at or past key (r->n if none). */
+static __u32 lower_bound(const struct rm_ring *r, __u64 key)
+{
+	__u32 lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (r->entries[mid].point < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool rm_ring_encoded_in(const struct rm_ring *r, const struct rm_slot *slots,
+			__u32 nslots)
+{
+	__u32 bits = rm_ring_index_bits(r->n), nb = 1u << bits;
+	__u32 shift = 32 - bits, base = 1 + nb;
+
+	if (nslots != rm_ring_nslots(r) || slots[0].a != r->n ||
+	    slots[0].b != bits)
+		return false;
+	if (r->n == 0)
+		return true;
+	/* every entry, as rm_ring_encode() pairs them (an odd ring's last
+	 * half slot zero) */
+	for (__u32 i = 0; i < r->n; i += 2) {
+		const struct rm_slot *s = &slots[base + (i >> 1)];
+		bool two = i + 1 < r->n;
+
+		if (s->a != r->entries[i].point ||
+		    s->b != r->nodes[r->entries[i].node].id ||
+		    s->c != (two ? r->entries[i + 1].point : 0) ||
+		    s->d != (two ? r->nodes[r->entries[i + 1].node].id : 0))
+			return false;
+	}
+	/* index buckets, as rm_ring_encode() fills them: the first, the
+	 * last, and evenly between */
+	for (__u32 k = 0; k < RM_RING_CHECK_BUCKETS; k++) {
+		__u32 b = (__u32)((__u64)k * (nb - 1) /
+				  (RM_RING_CHECK_BUCKETS - 1));
+		__u32 lo = lower_bound(r, (__u64)b << shift);
+		__u32 hi = lower_bound(r, (__u64)(b + 1) << shift);
+		const struct rm_slot *s = &slots[1 + b];
+
+		if (s->a != lo || s->b != hi ||
+		    s->c != (lo < r->n ? r->entries[lo].point : 0) ||
+		    s->d != r->nodes[r->entries[lo < r->n ? lo : 0].node].id)
+			return false;
+	}
+	return true;
 }
 
 int rm_ring_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key,

@@ -6,6 +6,7 @@
 #ifndef RM_RING_H
 #define RM_RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <ringmaster/rm_common.h>
 
@@ -118,6 +119,21 @@ __u32 rm_ring_nslots(const struct rm_ring *r);
  * Returns 0 or -ENOSPC if nslots < rm_ring_nslots(r). */
 int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 		   __u32 nslots);
+/* Do slots hold r's encoding? The header's size fields and every entry
+ * are compared exactly, the index at RM_RING_CHECK_BUCKETS buckets spread
+ * evenly (and its first and last): the index is a function of the
+ * entries, written with them before a ring is installed, and reading all
+ * of its megabytes (4/5 of a ring) would cost more than the rest of a
+ * read command. Nothing is allocated. The header's c/d (a retired ring's
+ * stamp) are not compared. */
+#ifndef RM_RING_CHECK_BUCKETS
+#define RM_RING_CHECK_BUCKETS 64 /* at least 2 */
+#endif
+bool rm_ring_encoded_in(const struct rm_ring *r, const struct rm_slot *slots,
+			__u32 nslots);
+/* Keys whose owner (by name) differs between two rings: the total
+ * rm_ring_diff() gives, without its list (nothing is allocated). */
+__u64 rm_ring_moved(const struct rm_ring *from, const struct rm_ring *to);
 
 /* The kernel's search (include/ringmaster/rm_search.h) over an encoded
  * ring in memory. Returns RM_SEARCH_OK with *id, or RM_SEARCH_EMPTY /

@@ -159,6 +159,8 @@ int rm_lock_pin_dir(const char *pin_dir, enum rm_lock lock);
 
 /* ---- reading --------------------------------------------------------- */
 int rm_state_read(struct rm_state *st, struct rm_snap *s);
+/* rm_config alone: for a command that needs nothing else (seed). */
+int rm_state_read_cfg(struct rm_state *st, struct rm_config *cfg);
 /* The inner array the kernel searches for service svc (*slots malloc'd). */
 int rm_state_ring_slots(struct rm_state *st, __u32 svc, struct rm_slot **slots,
 			__u32 *nslots);
@@ -175,6 +177,11 @@ void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots);
  * there is none. Its retire time: RM_RING_RETIRED_NS(&(*slots)[0]). */
 int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
 		       struct rm_slot **slots, __u32 *nslots);
+/* The same mapped read-only (a generation's entries are never written
+ * again; only its header was stamped, before it was remembered): release
+ * with rm_state_ring_unmap(). */
+int rm_state_gen_map(struct rm_state *st, __u32 svc, __u32 g,
+		     const struct rm_slot **slots, __u32 *nslots);
 /* Does a live ring (slots as read) hold exactly what s's records give
  * service svc? A change interrupted between its writes shows here. */
 bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
@@ -182,6 +189,11 @@ bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
 /* Turn kernel slots back into a ring (names from s) for arcs and diffs. */
 int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 		   const struct rm_snap *s, __u32 svc, struct rm_ring *r);
+/* The same, and *matches: whether the live ring is the one s's records
+ * build (rm_ring_matches(), without building the ring a second time). */
+int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
+			 const struct rm_snap *s, __u32 svc, struct rm_ring *r,
+			 bool *matches);
 /* Per-CPU sums. */
 int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX]);
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,
@@ -363,6 +375,20 @@ __u64 rm_mono_ns(void);
  * RM_APPLY_ALL to rewrite everything (restore: heals any drift). */
 int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		    const struct rm_snap *new, unsigned int flags);
+/* What a change moved, for the change log (history.h): keys that
+ * changed owner, summed over the services whose ring changed or went (a
+ * service added or removed moves its whole keyspace), and how many such
+ * services there were. */
+struct rm_moved {
+	__u64 keys;
+	__u32 services;
+	bool counted; /* false: counting failed (the change stands) */
+};
+/* rm_state_commit() that also says what moved (when moved is not NULL),
+ * from the rings the change built: no ring is built twice for the log. */
+int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
+			  const struct rm_snap *new, unsigned int flags,
+			  struct rm_moved *moved);
 /* s read under the exclusive lock: if a writer died in the middle of a
  * change (RM_CFG_COMMITTING), rewrite every map from s's records and read
  * s again. 1 when it did, 0 when nothing was to do, or -errno. */

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "ring.h"
 #include "state.h"
 #include "state_int.h"
 #include "util.h"
@@ -610,8 +611,45 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	return err;
 }
 
+/* What the applied plan p moved: each service whose ring input changed
+ * (as the change log counts them: rm_snap_rings_changed() without
+ * RM_APPLY_ALL) or that went, its old ring built from old's records
+ * against the new ring p holds. */
+static int plan_moved(const struct rm_snap *old, const struct rm_snap *new,
+		      const struct rm_plan *p, struct rm_moved *m)
+{
+	bool dirty[RM_MAX_SERVICES];
+	int err = 0;
+
+	memset(m, 0, sizeof(*m));
+	rm_snap_rings_changed(old, new, 0, dirty);
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
+		bool gone = old->svc[i].in_use && !new->svc[i].in_use;
+		struct rm_ring a = {0}, empty = {0};
+
+		if (!gone && !(dirty[i] && p->changed[i]))
+			continue;
+		if (old->svc[i].in_use)
+			err = rm_snap_ring(old, i, &a);
+		if (!err)
+			m->keys += rm_ring_moved(&a, gone ? &empty : &p->ring[i]);
+		m->services++;
+		rm_ring_free(&a);
+	}
+	return err ? rm_state_fail(err, "cannot count what the change moved: "
+				   "%s", strerror(-err))
+		   : 0;
+}
+
 int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		    const struct rm_snap *new, unsigned int flags)
+{
+	return rm_state_commit_moved(st, old, new, flags, NULL);
+}
+
+int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
+			  const struct rm_snap *new, unsigned int flags,
+			  struct rm_moved *moved)
 {
 	struct rm_plan *p = calloc(1, sizeof(*p));
 	int *gens = malloc(RM_RINGS_OLD_MAX * sizeof(*gens));
@@ -641,6 +679,9 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 		err = rm_plan_apply(st, old, new, p);
 	if (!err)
 		err = cfg_write(st, &new->cfg, false);
+	/* the change stands: a failure to count it is the log's only */
+	if (!err && moved)
+		moved->counted = !plan_moved(old, new, p, moved);
 	rm_plan_free(p);
 	if (!err)
 		goto out;

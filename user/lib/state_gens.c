@@ -19,6 +19,7 @@
  * slots).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -102,34 +103,30 @@ int rm_gens_drop_all(struct rm_state *st)
 	return err;
 }
 
-/* Move generation g - 1 of svc to g (or empty g when g - 1 is empty). */
-static int gen_shift(struct rm_state *st, __u32 svc, __u32 g)
+/* Write n inner maps into rm_rings_old, in order, in one batch: the
+ * kernel waits for running programs after every map-in-map write from
+ * userspace (a grace period, milliseconds), after a batch once. Where it
+ * has no batch write, one key at a time. */
+static int gens_write(int ofd, const __u32 *keys, const int *fds, __u32 n)
 {
-	int ofd = st->fd[RM_M_RINGS_OLD], fd = inner_open(ofd, gen_key(svc, g - 1));
-	__u32 key = gen_key(svc, g);
-	int err = 0;
+	__u32 done = n;
+	int err = bpf_map_update_batch(ofd, keys, fds, &done, NULL);
 
-	if (fd == -ENOENT) {
-		if (bpf_map_delete_elem(ofd, &key) && errno != ENOENT)
-			err = -errno;
-	} else if (fd < 0) {
-		err = fd;
-	} else {
-		if (bpf_map_update_elem(ofd, &key, &fd, BPF_ANY))
-			err = -errno;
-		close(fd);
-	}
-	if (err)
-		return rm_state_fail(err, "cannot move %s[%u]: %s",
-				     RM_MAP_NAME(RINGS_OLD), key,
-				     strerror(-err));
+	if (!err)
+		return 0;
+	if (err != -EINVAL && err != -EOPNOTSUPP && err != -524 /*ENOTSUPP*/)
+		return err;
+	for (__u32 i = done < n ? done : 0; i < n; i++)
+		if (bpf_map_update_elem(ofd, &keys[i], &fds[i], BPF_ANY))
+			return -errno;
 	return 0;
 }
 
 int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
 {
 	struct rm_slot *live = NULL, *next = NULL;
-	__u32 nl = 0, nn = 0, key = gen_key(svc, 0);
+	__u32 nl = 0, nn = 0, key = gen_key(svc, 0), keys[RM_RING_GENS], n = 0;
+	int ofd = st->fd[RM_M_RINGS_OLD], fds[RM_RING_GENS];
 	size_t ll = 0, ln = 0;
 	int fd, err = 0;
 	bool same;
@@ -154,13 +151,32 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
 	/* the stamp first: a generation is never seen without its time */
 	live[0].c = (__u32)now;
 	live[0].d = (__u32)(now >> 32);
-	for (__u32 g = RM_RING_GENS - 1; g > 0 && !err; g--)
-		err = gen_shift(st, svc, g);
-	if (!err && bpf_map_update_elem(st->fd[RM_M_RINGS_OLD], &key, &fd,
-					BPF_ANY))
-		err = rm_state_fail(-errno, "cannot write %s[%u]: %s",
-				    RM_MAP_NAME(RINGS_OLD), key,
-				    strerror(errno));
+	/* each generation one down (an empty one empties the next), the
+	 * live ring into 0: every read before the first write, the writes
+	 * from the oldest generation to the newest */
+	for (__u32 g = RM_RING_GENS - 1; g > 0 && !err; g--) {
+		int prev = inner_open(ofd, gen_key(svc, g - 1));
+		__u32 k = gen_key(svc, g);
+
+		if (prev >= 0) {
+			keys[n] = k;
+			fds[n++] = prev;
+		} else if (prev != -ENOENT) {
+			err = prev;
+		} else if (bpf_map_delete_elem(ofd, &k) && errno != ENOENT) {
+			err = -errno;
+		}
+	}
+	keys[n] = key;
+	fds[n++] = fd;
+	if (!err)
+		err = gens_write(ofd, keys, fds, n);
+	if (err)
+		err = rm_state_fail(err, "cannot move %s of service %u: %s",
+				    RM_MAP_NAME(RINGS_OLD), svc,
+				    strerror(-err));
+	for (__u32 i = 0; i + 1 < n; i++)
+		close(fds[i]);
 out:
 	if (live)
 		munmap(live, ll);
@@ -170,10 +186,35 @@ out:
 	return err;
 }
 
+/* Which keys of rm_rings_old hold a ring: one batch read of the whole
+ * outer array (a lookup of each of its RM_RINGS_OLD_MAX keys was 512
+ * syscalls per change), which skips the empty keys. want[k] set for each
+ * key held, and any key when the kernel has no batch read for it. */
+static void gens_held(int ofd, bool *want)
+{
+	__u32 *keys = calloc(RM_RINGS_OLD_MAX, sizeof(*keys));
+	__u32 *ids = calloc(RM_RINGS_OLD_MAX, sizeof(*ids));
+	__u32 count = RM_RINGS_OLD_MAX, batch;
+	int err = keys && ids ? bpf_map_lookup_batch(ofd, NULL, &batch, keys,
+						    ids, &count, NULL)
+			      : -ENOMEM;
+
+	memset(want, !(!err || err == -ENOENT), RM_RINGS_OLD_MAX);
+	for (__u32 i = 0; (!err || err == -ENOENT) && i < count; i++)
+		if (keys[i] < RM_RINGS_OLD_MAX)
+			want[keys[i]] = true;
+	free(keys);
+	free(ids);
+}
+
 int rm_gens_save(struct rm_state *st, int *fds)
 {
+	bool want[RM_RINGS_OLD_MAX];
+
+	gens_held(st->fd[RM_M_RINGS_OLD], want);
 	for (__u32 k = 0; k < RM_RINGS_OLD_MAX; k++) {
-		fds[k] = inner_open(st->fd[RM_M_RINGS_OLD], k);
+		fds[k] = want[k] ? inner_open(st->fd[RM_M_RINGS_OLD], k)
+				 : -ENOENT;
 		if (fds[k] < 0 && fds[k] != -ENOENT) {
 			int err = fds[k];
 

@@ -20,15 +20,27 @@
 
 /* ---- reading --------------------------------------------------------- */
 
-int rm_state_read(struct rm_state *st, struct rm_snap *s)
+int rm_state_read_cfg(struct rm_state *st, struct rm_config *cfg)
 {
 	__u32 zero = 0;
+
+	memset(cfg, 0, sizeof(*cfg)); /* an older layout's is shorter */
+	if (bpf_map_lookup_elem(st->fd[RM_M_CONFIG], &zero, cfg))
+		return rm_state_fail(-errno, "cannot read rm_config: %s",
+				     strerror(errno));
+	return 0;
+}
+
+int rm_state_read(struct rm_state *st, struct rm_snap *s)
+{
 	int err;
 
-	memset(s, 0, sizeof(*s));
-	if (bpf_map_lookup_elem(st->fd[RM_M_CONFIG], &zero, &s->cfg))
-		return rm_state_fail(-errno, "cannot read rm_config: %s",
-			    strerror(errno));
+	/* every byte is written below (rm_array_read() writes whole rows,
+	 * zero-extending an older layout's): zeroing the megabyte first
+	 * would touch every page twice */
+	err = rm_state_read_cfg(st, &s->cfg);
+	if (err)
+		return err;
 	err = rm_array_read(st->fd[RM_M_SVC_META], RM_MAX_SERVICES,
 			 sizeof(s->svc[0]), s->svc);
 	if (!err)
@@ -126,27 +138,45 @@ static size_t ring_len(__u32 nslots)
 	       page;
 }
 
-int rm_state_ring_map(struct rm_state *st, __u32 svc,
-		      const struct rm_slot **slots, __u32 *nslots)
+/* The inner array at key of outer map `map`, mapped read-only, or
+ * -ENOENT (no message) when the key holds none. */
+static int inner_map(struct rm_state *st, enum rm_map_id map, __u32 key,
+		     const struct rm_slot **slots, __u32 *nslots)
 {
 	__u32 n = 0;
 	void *mem;
 	int fd;
 
 	*slots = NULL;
-	fd = inner_open(st, RM_M_RINGS, svc, &n);
-	if (fd == -ENOENT)
-		return no_ring(svc);
+	fd = inner_open(st, map, key, &n);
 	if (fd < 0)
 		return fd;
 	mem = mmap(NULL, ring_len(n), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (mem == MAP_FAILED)
-		return rm_state_fail(-errno, "cannot map the ring of service id %u: %s",
-			    svc, strerror(errno));
+		return rm_state_fail(-errno, "cannot map %s[%u]: %s",
+				     rm_map_names[map], key, strerror(errno));
 	*slots = mem;
 	*nslots = n;
 	return 0;
+}
+
+int rm_state_ring_map(struct rm_state *st, __u32 svc,
+		      const struct rm_slot **slots, __u32 *nslots)
+{
+	int err = inner_map(st, RM_M_RINGS, svc, slots, nslots);
+
+	return err == -ENOENT ? no_ring(svc) : err;
+}
+
+int rm_state_gen_map(struct rm_state *st, __u32 svc, __u32 g,
+		     const struct rm_slot **slots, __u32 *nslots)
+{
+	*slots = NULL;
+	if (svc >= RM_MAX_SERVICES || g >= RM_RING_GENS)
+		return -ENOENT;
+	return inner_map(st, RM_M_RINGS_OLD, svc * RM_RING_GENS + g, slots,
+			 nslots);
 }
 
 void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots)
@@ -159,23 +189,6 @@ static int spec_by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct rm_node_spec *)a)->name,
 		      ((const struct rm_node_spec *)b)->name);
-}
-
-/* Is slots exactly what r encodes to? */
-static bool encodes_to(const struct rm_ring *r, const struct rm_slot *slots,
-		       __u32 nslots)
-{
-	__u32 m = rm_ring_nslots(r);
-	struct rm_slot *want;
-	bool same;
-
-	if (m != nslots)
-		return false;
-	want = calloc(m, sizeof(*want));
-	same = want && !rm_ring_encode(r, want, m) &&
-	       !memcmp(want, slots, (size_t)m * sizeof(*want));
-	free(want);
-	return same;
 }
 
 /* Entry i of an encoded ring, e pointing at the first entry slot: read
@@ -250,20 +263,32 @@ out:
 int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 		   const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 {
+	return rm_ring_decode_check(slots, nslots, s, svc, r, NULL);
+}
+
+int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
+			 const struct rm_snap *s, __u32 svc, struct rm_ring *r,
+			 bool *matches)
+{
 	int err = -EINVAL;
 
+	if (matches)
+		*matches = false;
 	/* the usual case: the kernel holds exactly the ring the snapshot
 	 * builds, names and weights included */
 	if (!rm_snap_ring(s, svc, r)) {
-		if (encodes_to(r, slots, nslots))
+		if (rm_ring_encoded_in(r, slots, nslots)) {
+			if (matches)
+				*matches = true;
 			return 0;
+		}
 		rm_ring_free(r);
 	}
 	memset(r, 0, sizeof(*r));
 	if (nslots)
 		err = decode_entries(slots, nslots, s, svc, r);
 	/* read back right only if it encodes to the very same slots */
-	if (!err && !encodes_to(r, slots, nslots))
+	if (!err && !rm_ring_encoded_in(r, slots, nslots))
 		err = -EINVAL;
 	if (!err)
 		return 0;
@@ -593,19 +618,13 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 bool rm_ring_matches(const struct rm_snap *s, __u32 svc,
 		     const struct rm_slot *live, __u32 n)
 {
-	struct rm_slot *want = NULL;
 	struct rm_ring r;
 	bool same = false;
-	__u32 m;
 
 	if (!rm_snap_ring(s, svc, &r)) {
-		m = rm_ring_nslots(&r);
-		want = calloc(m, sizeof(*want));
-		same = want && m == n && !rm_ring_encode(&r, want, m) &&
-		       !memcmp(want, live, (size_t)m * sizeof(*want));
+		same = rm_ring_encoded_in(&r, live, n);
 		rm_ring_free(&r);
 	}
-	free(want);
 	return same;
 }
 

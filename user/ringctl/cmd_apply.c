@@ -109,9 +109,25 @@ static void make_record(const struct ctl_opts *o, struct rm_applied *rec)
 		snprintf(rec->source, sizeof(rec->source), "%s", o->source);
 }
 
+/* What the change moved, for the log: prepare compared each changed
+ * ring (and each removed service's) with the live one already. */
+static const struct rm_moved *apply_moved(const struct rm_apply *a,
+					  struct rm_moved *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (__u32 i = 0; i < a->n_svc; i++)
+		if (a->svc[i].ring || a->svc[i].change == RM_SVC_REMOVED) {
+			m->keys += a->svc[i].moved;
+			m->services++;
+		}
+	m->counted = true;
+	return m;
+}
+
 int cmd_apply(struct ctl_opts *o)
 {
 	struct rm_apply *a = calloc(1, sizeof(*a));
+	struct rm_moved m;
 	struct rm_applied rec, *recp = NULL;
 	struct edit *edits = NULL;
 	struct live lv;
@@ -157,7 +173,7 @@ int cmd_apply(struct ctl_opts *o)
 		goto out_report;
 	}
 	if (!o->dry_run && a->changed)
-		history_log(&lv);
+		history_log(&lv, apply_moved(a, &m));
 	if (o->json)
 		print_json(o, a, recp);
 	else if (o->dry_run)

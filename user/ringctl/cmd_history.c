@@ -34,12 +34,14 @@ static void who(char *out, size_t len)
 	snprintf(out, len, "ringctl:%s", user);
 }
 
-void history_log(struct live *lv)
+void history_log(struct live *lv, const struct rm_moved *m)
 {
 	char w[RM_HISTORY_WHO];
 
 	who(w, sizeof(w));
-	if (rm_history_append(&lv->st, w, cmdline, lv->old, lv->new))
+	if (m && m->counted
+		? rm_history_append_moved(&lv->st, w, cmdline, m)
+		: rm_history_append(&lv->st, w, cmdline, lv->old, lv->new))
 		fprintf(stderr,
 			"ringctl: warning: the change is made but not logged "
 			"in the history: %s\n",

@@ -68,8 +68,9 @@ void live_snap_free(struct rm_snap *s);
 /* Commit lv->new, or with --dry-run print what would move. */
 int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 		const char *done);
-/* Log the change lv->old -> lv->new (committed) in the change log. */
-void history_log(struct live *lv);
+/* Log the change lv->old -> lv->new (committed) in the change log;
+ * m: what it moved if the commit counted it (else NULL: counted here). */
+void history_log(struct live *lv, const struct rm_moved *m);
 /* parse, lock, read, apply, commit: a whole command */
 int live_change(struct ctl_opts *o, edit_parse_fn parse);
 /* the same for an edit already parsed */

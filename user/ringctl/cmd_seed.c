@@ -25,10 +25,34 @@ int seed_parse(struct ctl_opts *o, struct edit *e)
 	return 0;
 }
 
+/* The config alone (the node records are most of a snapshot's reading),
+ * unless a writer died mid-change: live_open() repairs that first. */
+static int seed_read(struct ctl_opts *o, struct rm_config *cfg)
+{
+	struct rm_state st;
+	struct live lv;
+	int err;
+
+	if (rm_state_open(&st, o->pin_dir, RM_LOCK_SH))
+		return ctl_runtime_error("%s", rm_errmsg());
+	err = rm_state_read_cfg(&st, cfg);
+	rm_state_close(&st);
+	if (err)
+		return ctl_runtime_error("%s", rm_errmsg());
+	if (!(cfg->flags & RM_CFG_COMMITTING))
+		return 0;
+	err = live_open(o, &lv, RM_LOCK_SH);
+	if (!err) {
+		*cfg = lv.old->cfg;
+		live_close(&lv);
+	}
+	return err;
+}
+
 int cmd_seed(struct ctl_opts *o)
 {
+	struct rm_config cfg;
 	struct rm_json j;
-	struct live lv;
 	char hex[33];
 	int ret;
 
@@ -37,20 +61,19 @@ int cmd_seed(struct ctl_opts *o)
 	if (o->argc)
 		return ctl_usage_error("seed: unexpected argument '%s'",
 				       o->argv[0]);
-	ret = live_open(o, &lv, RM_LOCK_SH);
+	ret = seed_read(o, &cfg);
 	if (ret)
 		return ret;
-	rm_format_seed(&lv.old->cfg.seed, hex);
+	rm_format_seed(&cfg.seed, hex);
 	if (o->json) {
 		rm_json_init(&j, stdout);
 		rm_json_obj_open(&j, NULL);
 		rm_json_str(&j, "seed", hex);
-		rm_json_bool(&j, "seeded", lv.old->cfg.flags & RM_CFG_SEEDED);
+		rm_json_bool(&j, "seeded", cfg.flags & RM_CFG_SEEDED);
 		rm_json_obj_close(&j);
 		rm_json_end(&j);
 	} else {
 		printf("%s\n", hex);
 	}
-	live_close(&lv);
 	return RM_EXIT_OK;
 }

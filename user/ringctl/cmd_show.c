@@ -225,11 +225,11 @@ static int view_service(struct live *lv, __u32 svc,
 	 * written): show it empty and flagged rather than fail */
 	if (rm_state_ring_map(&lv->st, svc, &slots, &n)) {
 		slots = NULL;
-	} else if (rm_ring_decode(slots, n, lv->old, svc, &w.ring)) {
+	} else if (rm_ring_decode_check(slots, n, lv->old, svc, &w.ring,
+					&w.matches)) {
 		rm_state_ring_unmap(slots, n);
 		return ctl_runtime_error("%s", rm_errmsg());
 	}
-	w.matches = slots && rm_ring_matches(lv->old, svc, slots, n);
 	w.arcs = calloc(w.ring.n_nodes ? w.ring.n_nodes : 1, sizeof(*w.arcs));
 	if (!w.arcs) {
 		ret = ctl_runtime_error("out of memory");
