@@ -60,7 +60,6 @@
 
 #define RM_AF_INET 2 /* <sys/socket.h> values, which BPF cannot include */
 #define RM_AF_INET6 10
-#define RM_IP_DF 0x4000
 #define RM_ICMPV6_PKT_TOOBIG 2
 
 /* rm_encap's outcomes; every one is counted inside. */
@@ -104,8 +103,8 @@ static __always_inline int rm_icmp_allowed(void)
 	return 1;
 }
 
-/* The received IP packet, as far as encapsulation needs it. The parser
- * has already checked every length; this only finds them again. */
+/* The received IP packet, as far as encapsulation needs it: what the
+ * parser found (rm_pkt), which has checked every length. */
 struct rm_inner {
 	__u32 l3_off; /* IP header offset: Ethernet and VLAN tags before it */
 	__u32 ip_len; /* IP packet length, as its header says */
@@ -114,56 +113,6 @@ struct rm_inner {
 	__u8 df;  /* IPv4 DF */
 	__u8 pad;
 };
-
-static __always_inline int rm_inner_get(struct xdp_md *ctx, struct rm_inner *in)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u32 off = sizeof(*eth);
-	__be16 proto;
-	int i;
-
-	if ((void *)(eth + 1) > end)
-		return -1;
-	proto = eth->h_proto;
-	for (i = 0; i < RM_VLAN_MAX; i++) {
-		struct rm_vlan_hdr *vh = data + off;
-
-		if (proto != bpf_htons(ETH_P_8021Q) &&
-		    proto != bpf_htons(ETH_P_8021AD))
-			break;
-		if ((void *)(vh + 1) > end)
-			return -1;
-		proto = vh->encap_proto;
-		off += sizeof(*vh);
-	}
-	in->l3_off = off;
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = data + off;
-
-		if ((void *)(iph + 1) > end)
-			return -1;
-		in->v6 = 0;
-		in->ip_len = bpf_ntohs(iph->tot_len);
-		in->tos = iph->tos;
-		in->df = !!(iph->frag_off & bpf_htons(RM_IP_DF));
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6h = data + off;
-
-		if ((void *)(ip6h + 1) > end)
-			return -1;
-		in->v6 = 1;
-		in->ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
-		in->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
-		in->df = 0;
-	} else {
-		return -1;
-	}
-	if (off + in->ip_len > (__u64)(end - data))
-		return -1;
-	return 0;
-}
 
 /* Ones' complement sum folded to 16 bits. */
 static __always_inline __u16 rm_csum_fold(__u64 s)
@@ -387,7 +336,7 @@ static __always_inline int rm_nh_cached(const struct rm_node *node,
 	hop->mtu = nh->mtu;
 	__builtin_memcpy(hop->dmac, nh->dmac, ETH_ALEN);
 	__builtin_memcpy(hop->smac, nh->smac, ETH_ALEN);
-	if (bpf_ktime_get_coarse_ns() >= nh->expires_ns)
+	if (bpf_jiffies64() >= nh->expires_jiffies)
 		goto stale;
 	rm_barrier();
 	if (RM_READ_ONCE(nh->seq) != seq)
@@ -474,8 +423,11 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	node_id = hops->node[0];
 	/* read once: the verifier refuses a spilled pointer into ctx */
 	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
-	if (rm_inner_get(ctx, &in))
-		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+	in.l3_off = pkt->l3_off;
+	in.ip_len = pkt->ip_len;
+	in.v6 = pkt->flow.family == RM_FAMILY_V6;
+	in.tos = pkt->tos;
+	in.df = pkt->df;
 	v6out = node->addr_family == RM_FAMILY_V6;
 	gue = node->via == RM_VIA_GUE;
 	hlen = rm_encap_overhead(node->via, node->addr_family);
