@@ -400,6 +400,32 @@ static __always_inline int rm_next_hop(struct xdp_md *ctx,
 			 hop);
 }
 
+/* The way out (RM_ENC_TX when ifindex is in_if, else RM_ENC_REDIRECT
+ * through rm_tx_ports), the Ethernet padding trimmed and room made: the
+ * new Ethernet and outer headers (hlen bytes after Ethernet) end where
+ * the inner IP packet starts. RM_ENC_DROP when that fails (counted). */
+static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
+				       __u32 in_if, __u32 l3_off, __u32 ip_len,
+				       __u32 hlen)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 frame = end - data, want = l3_off + ip_len;
+	int out = RM_ENC_TX;
+
+	if (ifindex != in_if) {
+		if (bpf_redirect_map(&rm_tx_ports, ifindex, XDP_DROP) !=
+		    XDP_REDIRECT)
+			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+		out = RM_ENC_REDIRECT;
+	}
+	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
+		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
+	if (bpf_xdp_adjust_head(ctx, (int)l3_off - (int)(ETH_HLEN + hlen)))
+		return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+	return out;
+}
+
 /* The common case on its own, straight through: an IPv4 node, no hop
  * list, its record usable (as rm_nh_cached judges it) and the packet
  * within the record's MTU. It makes the same decisions and bytes as the
@@ -413,7 +439,8 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 					  __u32 node_id)
 {
 	struct rm_nh *nh = bpf_map_lookup_elem(&rm_nexthops, &node_id);
-	__u32 seq, hlen, tot, ifindex, frame, want, out = RM_ENC_TX;
+	__u32 seq, hlen, tot, ifindex;
+	int out;
 	int gue = node->via == RM_VIA_GUE;
 	__u8 mac[2 * ETH_ALEN]; /* the record's dmac and smac */
 	struct ethhdr *eth;
@@ -439,20 +466,10 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 	if (RM_READ_ONCE(nh->seq) != seq)
 		return -1;
 
-	if (ifindex != ctx->ingress_ifindex) {
-		if (bpf_redirect_map(&rm_tx_ports, ifindex, XDP_DROP) !=
-		    XDP_REDIRECT)
-			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
-		out = RM_ENC_REDIRECT;
-	}
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	frame = end - data;
-	want = pkt->l3_off + pkt->ip_len;
-	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
-		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-	if (bpf_xdp_adjust_head(ctx, (int)pkt->l3_off - (int)(ETH_HLEN + hlen)))
-		return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+	out = rm_enc_room(ctx, ifindex, ctx->ingress_ifindex, pkt->l3_off,
+			  pkt->ip_len, hlen);
+	if (out == RM_ENC_DROP)
+		return out;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	eth = data;
@@ -491,7 +508,7 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 {
 	struct rm_inner in = {};
 	struct rm_hop hop = {};
-	__u32 hlen, frame, want, out, in_if, nhops, node_id;
+	__u32 hlen, out, in_if, nhops, node_id;
 	void *data, *end;
 	__be16 sport = 0;
 	struct ethhdr *eth;
@@ -543,25 +560,9 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return rm_enc_drop(RM_CNT_FIB_FAIL);
 
-	if (hop.ifindex == in_if) {
-		out = RM_ENC_TX;
-	} else {
-		if (bpf_redirect_map(&rm_tx_ports, hop.ifindex, XDP_DROP) !=
-		    XDP_REDIRECT)
-			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
-		out = RM_ENC_REDIRECT;
-	}
-
-	/* trim Ethernet padding, then make room: the new Ethernet and
-	 * outer headers end where the inner IP packet starts */
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	frame = end - data;
-	want = in.l3_off + in.ip_len;
-	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
-		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-	if (bpf_xdp_adjust_head(ctx, (int)in.l3_off - (int)(ETH_HLEN + hlen)))
-		return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
+	out = rm_enc_room(ctx, hop.ifindex, in_if, in.l3_off, in.ip_len, hlen);
+	if (out == RM_ENC_DROP)
+		return out;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	eth = data;
