@@ -579,10 +579,17 @@ static void eb_cands_print(const struct ectx *k, struct rm_json *j,
 		rm_json_obj_open(j, NULL);
 		rm_json_str(j, "method", row->name);
 		rm_json_str(j, "status", row->status[0] ? row->status : "ok");
-		if (!row->status[0])
-			for (int v = V_CAND; v < k->nvar; v++)
-				bench_json_stat(j, k->o->argv[v - V_CAND],
-						&row->st[v]);
+		rm_json_arr_open(j, "objects");
+		for (int v = V_CAND; !row->status[0] && v < k->nvar; v++) {
+			rm_json_obj_open(j, NULL);
+			rm_json_str(j, "object", k->o->argv[v - V_CAND]);
+			bench_json_stat(j, "director_ns", &row->st[v]);
+			if (!rows[0].status[0])
+				rm_json_num(j, "vs_l2",
+					    row->st[v].med / rows[0].st[v].med);
+			rm_json_obj_close(j);
+		}
+		rm_json_arr_close(j);
 		rm_json_obj_close(j);
 	}
 	rm_json_arr_close(j);
