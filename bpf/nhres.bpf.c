@@ -12,14 +12,17 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-/* in: the lookup the data plane would make; out: the helper's answer */
+/* in: the lookup the data plane would make; out: the helper's answer,
+ * and the data plane's clock (jiffies) when it was given */
 struct bpf_fib_lookup nh_fib;
 int nh_rc;
+__u64 nh_jiffies;
 
 SEC("xdp")
 int rm_nh_resolve(struct xdp_md *ctx)
 {
 	nh_rc = bpf_fib_lookup(ctx, &nh_fib, sizeof(nh_fib), 0);
+	nh_jiffies = bpf_jiffies64();
 	return XDP_PASS;
 }
 

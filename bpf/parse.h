@@ -36,6 +36,7 @@
 #define RM_VLAN_MAX 2	  /* 802.1ad outer + 802.1Q inner */
 #define RM_IPV6_EXT_MAX 8 /* extension headers walked before giving up */
 
+#define RM_IP_DF 0x4000
 #define RM_IP_MF 0x2000
 #define RM_IP_OFFSET 0x1fff
 #define RM_IP6_FRAG_OFFSET 0xfff8
@@ -62,6 +63,13 @@ struct rm_pkt {
 	__u16 l4_off;	     /* UDP: payload offset in the frame */
 	__u16 l4_len;	     /* UDP: payload bytes the UDP and IP lengths
 				allow (keyed services read their key there) */
+	/* the received (outer) IP packet, for encapsulation (encap.h),
+	 * which would otherwise parse it again */
+	__u16 l3_off; /* IP header offset: Ethernet and VLAN tags before it */
+	__u16 ip_len; /* IP packet length, as its header says */
+	__u8 tos;     /* DSCP/ECN: IPv4 TOS or IPv6 traffic class */
+	__u8 df;      /* IPv4 DF */
+	__u16 pad2;
 };
 
 struct rm_vlan_hdr {
@@ -375,6 +383,7 @@ rm_parse_ipv4(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 	struct iphdr *iph;
 	__u32 avail = c->left, hlen, tot;
 
+	pkt->l3_off = c->off;
 	iph = rm_parse_ipv4_hdr(c);
 	if (!iph)
 		return RM_PARSE_MALFORMED;
@@ -384,6 +393,9 @@ rm_parse_ipv4(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 	if (tot < hlen || tot > avail)
 		return RM_PARSE_MALFORMED;
 	c->left = tot - hlen;
+	pkt->ip_len = tot;
+	pkt->tos = iph->tos;
+	pkt->df = !!(iph->frag_off & bpf_htons(RM_IP_DF));
 
 	pkt->flow.family = RM_FAMILY_V4;
 	pkt->flow.src[0] = iph->saddr;
@@ -400,6 +412,7 @@ rm_parse_ipv6(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 	__u32 plen;
 	int rc;
 
+	pkt->l3_off = c->off;
 	ip6h = rm_take_hdr(c, struct ipv6hdr);
 	if (!ip6h || ip6h->version != 6)
 		return RM_PARSE_MALFORMED;
@@ -408,6 +421,8 @@ rm_parse_ipv6(struct xdp_md *ctx, struct rm_cursor *c, struct rm_pkt *pkt)
 	plen = bpf_ntohs(ip6h->payload_len);
 	if (plen > c->left)
 		return RM_PARSE_MALFORMED;
+	pkt->ip_len = plen + sizeof(*ip6h);
+	pkt->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
 
 	pkt->flow.family = RM_FAMILY_V6;
 	rm_copy6(pkt->flow.src, &ip6h->saddr);

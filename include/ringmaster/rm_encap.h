@@ -65,8 +65,8 @@ static inline __be16 rm_gue_sport(const struct rm_flow *f)
  * expiry), so a change in the kernel takes effect without ringctl.
  * The data plane uses a record only when it is complete (seq even and
  * the same before and after its read), valid, for the node's current
- * address, unexpired and not ECMP; otherwise it asks bpf_fib_lookup and
- * counts why (nexthop-fib-fallback, nexthop-fib-ecmp).
+ * address, unexpired (expires_jiffies) and not ECMP; otherwise it asks
+ * bpf_fib_lookup and counts why (nexthop-fib-fallback, nexthop-fib-ecmp).
  * Written by one process in three steps (seq made odd, the fields, seq
  * made even: rm_nh_write), read without a lock: on x86 (TSO) a reader
  * never takes a mix of two records. */
@@ -82,7 +82,12 @@ struct rm_nh {
 			   * it (device, locked route metric, PMTU) */
 	__u64 expires_ns; /* host; bpf_ktime_get_coarse_ns() time
 			   * (CLOCK_MONOTONIC_COARSE) after which the record
-			   * is stale: its writer stopped */
+			   * is stale: its writer stopped (the writer's own
+			   * refresh schedule; the data plane reads the next) */
+	/* host; the same instant in bpf_jiffies64(), which the data plane
+	 * compares: the verifier inlines that helper into one load, where
+	 * a clock read cost ~4 ns per packet */
+	__u64 expires_jiffies;
 };
 #define RM_NH_F_VALID 0x1 /* resolved: the fields above are the next hop */
 #define RM_NH_F_ECMP 0x2  /* several next hops: bpf_fib_lookup per packet */

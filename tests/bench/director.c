@@ -326,3 +326,53 @@ bool bench_ip_csum_ok(const __u8 *iph)
 {
 	return ip_csum(iph, 20) == 0;
 }
+
+int dir_obj_load(const struct director *d, const char *path, const char *what,
+		 struct bpf_object **obj, int *fd)
+{
+	struct bpf_program *prog;
+	struct bpf_map *m;
+	int err;
+
+	*obj = bpf_object__open_file(path, NULL);
+	if (!*obj) {
+		err = -errno;
+		fprintf(stderr, "ringbench: opening the %s %s: %s\n", what,
+			path, strerror(-err));
+		return err;
+	}
+	bpf_object__for_each_map(m, *obj)
+	{
+		struct bpf_map *mine;
+
+		if (bpf_map__is_internal(m))
+			continue;
+		mine = bpf_object__find_map_by_name(d->skel->obj,
+						    bpf_map__name(m));
+		if (!mine)
+			continue;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(mine));
+		if (err) {
+			fprintf(stderr,
+				"ringbench: the %s's map %s cannot take "
+				"the director's: %s\n",
+				what, bpf_map__name(m), strerror(-err));
+			return err;
+		}
+	}
+	prog = bpf_object__find_program_by_name(*obj, "rm_xdp");
+	if (!prog) {
+		fprintf(stderr, "ringbench: %s has no program rm_xdp\n", path);
+		return -ENOENT;
+	}
+	err = bpf_object__load(*obj);
+	if (err) {
+		fprintf(stderr,
+			"ringbench: loading the %s: %s (libbpf's "
+			"log above says why)\n",
+			what, strerror(-err));
+		return err;
+	}
+	*fd = bpf_program__fd(prog);
+	return 0;
+}

@@ -58,6 +58,14 @@ bool dir_counter_is_outcome(int id);
 int dir_counters_moved(const __u64 *before, const __u64 *after, int want,
 		       __u64 runs, long long hits, char *why, size_t wlen);
 
+/* Load a data plane object (WHAT: "candidate", "reference": for the
+ * messages) on the director's maps (a map the director does not have is
+ * the object's own): its rm_xdp in *fd. `ringbench kernel|encap OBJ`
+ * measure a changed data plane beside the built one this way. */
+struct bpf_object;
+int dir_obj_load(const struct director *d, const char *path, const char *what,
+		 struct bpf_object **obj, int *fd);
+
 /* Node MACs of the test_run benchmarks: 02:52:4d:01:hi:lo. */
 void bench_node_mac(__u32 id, __u8 mac[6]);
 extern const __u8 bench_dir_mac[6];

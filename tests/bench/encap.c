@@ -30,6 +30,13 @@
  * director's counters: forwarded-tx and encap-ipip/encap-gue (or neither
  * for l2) moved by exactly `repeat`, no other outcome, and
  * nexthop-fib-fallback by 0 with a record, by `repeat` without.
+ *
+ * `ringbench encap CANDIDATE.bpf.o...` (up to EB_MAX_CANDS) also runs
+ * changed data planes (builds of bpf/ringmaster.bpf.c with a change
+ * under test, loaded on the director's maps) as more variants of every
+ * row, checked like the director and interleaved in the same rounds:
+ * an ablation compares candidates within one run, each against its own
+ * l2 row, which runs on a shared VM cannot do.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -58,6 +65,7 @@
 #define EB_REPEAT 1000000u
 #define EB_MAX_ROUNDS 101
 #define EB_ROWS 4
+#define EB_MAX_CANDS 6
 #define EB_FRAME_LEN 60 /* TCP with 6 payload bytes: no Ethernet padding */
 #define EB_SRC "198.18.2.1"
 #define EB_GW "198.18.2.2"
@@ -77,10 +85,16 @@ static const char *const eb_netns_setup[] = {
 /* V_MFLOOR, the method's floor: tg_unencap in front of tg_push, which
  * only makes room for the method's outer headers (nothing for l2): what
  * the harness and the headroom move cost any encapsulating program */
-enum { V_BASE, V_DIR, V_FLOOR, V_MFLOOR, V_N };
-static const char *const var_names[V_N] = {"baseline", "director",
-					   "tg_unencap alone",
-					   "tg_unencap + tg_push"};
+enum {
+	V_BASE,
+	V_DIR,
+	V_FLOOR,
+	V_MFLOOR,
+	V_CAND, /* the first candidate (ringbench encap OBJ...) */
+	V_MAX = V_CAND + EB_MAX_CANDS
+};
+static const char *const var_names[V_CAND] = {
+    "baseline", "director", "tg_unencap alone", "tg_unencap + tg_push"};
 
 struct eb_run {
 	__u32 retval, out_len;
@@ -93,8 +107,8 @@ struct eb_row {
 	__u8 via;
 	bool fib; /* no next-hop record: bpf_fib_lookup per packet */
 	int base_fd; /* the baseline program tg_unencap tail-calls */
-	double ns[V_N][EB_MAX_ROUNDS];
-	struct bench_stat st[V_N];
+	double ns[V_MAX][EB_MAX_ROUNDS];
+	struct bench_stat st[V_MAX];
 	double ratio, net_ratio;
 	double l2_net; /* (director - method floor) / the l2 row's net */
 	struct eb_run ref; /* the baseline's frame */
@@ -108,6 +122,9 @@ struct ectx {
 	struct trafficgen_bpf *tg;
 	struct rm_nh_resolver *res;
 	__u32 ifindex;
+	int nvar; /* V_CAND + candidates */
+	struct bpf_object *cand[EB_MAX_CANDS];
+	int cand_fd[EB_MAX_CANDS];
 	__u8 frame[EB_FRAME_LEN];
 	__be32 src, node;
 };
@@ -253,17 +270,20 @@ static int eb_measure(struct ectx *k, struct eb_row *row, int v,
 		      __u32 repeat, const struct eb_run *ref, struct eb_run *r)
 {
 	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
-	int next = v == V_BASE	  ? row->base_fd
+	int next = v >= V_CAND	  ? k->cand_fd[v - V_CAND]
+		   : v == V_BASE  ? row->base_fd
 		   : v == V_DIR	  ? k->d.prog_fd
 		   : v == V_FLOOR ? bpf_program__fd(k->tg->progs.tg_ret_tx)
 				  : bpf_program__fd(k->tg->progs.tg_push);
+	/* a candidate is checked as the director is */
+	int dir = v == V_DIR || v >= V_CAND;
 	int enc = row->via == RM_VIA_GUE    ? RM_CNT_ENCAP_GUE
 		  : row->via == RM_VIA_IPIP ? RM_CNT_ENCAP_IPIP
 					    : -1;
 	int fallback = row->fib ? RM_CNT_NH_FALLBACK : -1;
 	int err;
 
-	if (v == V_DIR && dir_counters(&k->d, before))
+	if (dir && dir_counters(&k->d, before))
 		goto counters;
 	err = eb_trun(k, next, repeat, r);
 	if (err) {
@@ -274,7 +294,8 @@ static int eb_measure(struct ectx *k, struct eb_row *row, int v,
 	if (r->retval != XDP_TX) {
 		snprintf(row->status, sizeof(row->status),
 			 "FAILED: %s returned %u, expected XDP_TX",
-			 var_names[v], r->retval);
+			 v >= V_CAND ? k->o->argv[v - V_CAND] : var_names[v],
+			 r->retval);
 		return -1;
 	}
 	if (v == V_FLOOR || v == V_MFLOOR)
@@ -282,12 +303,13 @@ static int eb_measure(struct ectx *k, struct eb_row *row, int v,
 	if (ref && (r->out_len != ref->out_len ||
 		    memcmp(r->out, ref->out, r->out_len))) {
 		snprintf(row->status, sizeof(row->status),
-			 "FAILED: the director's frame differs from the "
+			 "FAILED: the %s's frame differs from the "
 			 "baseline's (%u vs %u bytes)",
-			 r->out_len, ref->out_len);
+			 v >= V_CAND ? "candidate" : "director", r->out_len,
+			 ref->out_len);
 		return -1;
 	}
-	if (v != V_DIR)
+	if (!dir)
 		return 0;
 	if (dir_counters(&k->d, after))
 		goto counters;
@@ -348,7 +370,7 @@ static int eb_prepare(struct ectx *k, struct eb_row *row, __u32 repeat)
 			 row->ref.out_len);
 		return -1;
 	}
-	for (int v = 0; v < V_N; v++)
+	for (int v = 0; v < k->nvar; v++)
 		if (eb_measure(k, row, v, repeat / 10, &row->ref, &r))
 			return -1;
 	return 0;
@@ -372,8 +394,8 @@ static void eb_rows(struct ectx *k, struct eb_row *rows, int nrows)
 
 			if (row->status[0] || eb_select(k, row))
 				continue;
-			for (int n = 0; n < V_N; n++) {
-				int v = rd % 2 ? V_N - 1 - n : n;
+			for (int n = 0; n < k->nvar; n++) {
+				int v = rd % 2 ? k->nvar - 1 - n : n;
 
 				if (eb_measure(k, row, v, repeat, &row->ref,
 					       &r))
@@ -386,7 +408,7 @@ static void eb_rows(struct ectx *k, struct eb_row *rows, int nrows)
 
 		if (row->status[0])
 			continue;
-		for (int v = 0; v < V_N; v++)
+		for (int v = 0; v < k->nvar; v++)
 			bench_stat_of(row->ns[v], rounds, &row->st[v]);
 		row->ratio = row->st[V_DIR].med / row->st[V_BASE].med;
 		row->net_ratio = (row->st[V_DIR].med - row->st[V_FLOOR].med) /
@@ -523,6 +545,54 @@ static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 			     "reported", meas, "n/a",
 			     "bpf_fib_lookup per packet: the fallback");
 	}
+}
+
+/* The candidates beside the director: each row's median and, as the
+ * targets judge it, each encapsulating row against the same program's
+ * l2 row. */
+static void eb_cands_print(const struct ectx *k, struct rm_json *j,
+			   const struct eb_row *rows)
+{
+	printf("\n### Candidates (same rounds; ns/packet, median, and vs "
+	       "the same program's l2 row)\n\n| method | director |");
+	for (int c = 0; c < k->nvar - V_CAND; c++)
+		printf(" %s |", k->o->argv[c]);
+	printf("\n|---|---:|");
+	for (int c = 0; c < k->nvar - V_CAND; c++)
+		printf("---:|");
+	printf("\n");
+	rm_json_arr_open(j, "candidates");
+	for (int i = 0; i < EB_ROWS; i++) {
+		const struct eb_row *row = &rows[i];
+
+		printf("| %s |", row->name);
+		for (int v = V_DIR; v < k->nvar; v++) {
+			if (v == V_FLOOR)
+				v = V_CAND;
+			if (row->status[0] || rows[0].status[0])
+				printf(" - |");
+			else
+				printf(" %.0f (%.2fx) |", row->st[v].med,
+				       row->st[v].med / rows[0].st[v].med);
+		}
+		printf("\n");
+		rm_json_obj_open(j, NULL);
+		rm_json_str(j, "method", row->name);
+		rm_json_str(j, "status", row->status[0] ? row->status : "ok");
+		rm_json_arr_open(j, "objects");
+		for (int v = V_CAND; !row->status[0] && v < k->nvar; v++) {
+			rm_json_obj_open(j, NULL);
+			rm_json_str(j, "object", k->o->argv[v - V_CAND]);
+			bench_json_stat(j, "director_ns", &row->st[v]);
+			if (!rows[0].status[0])
+				rm_json_num(j, "vs_l2",
+					    row->st[v].med / rows[0].st[v].med);
+			rm_json_obj_close(j);
+		}
+		rm_json_arr_close(j);
+		rm_json_obj_close(j);
+	}
+	rm_json_arr_close(j);
 }
 
 /* ---- second chance: a flow whose owner changed, beside one that did not
@@ -730,12 +800,20 @@ int cmd_encap(const struct bench_opts *o)
 	FILE *jf = NULL;
 	int err, rc = 1, failed = 0;
 
-	if (o->rounds > EB_MAX_ROUNDS)
+	if (o->rounds > EB_MAX_ROUNDS || o->argc > EB_MAX_CANDS) {
+		fprintf(stderr, "usage: ringbench encap [CANDIDATE.bpf.o]... "
+				"(at most %d)\n",
+			EB_MAX_CANDS);
 		return 2;
+	}
+	k.nvar = V_CAND + o->argc;
 	bench_pin_cpu();
 	err = eb_netns();
 	if (!err)
 		err = eb_setup(&k);
+	for (int c = 0; !err && c < o->argc; c++)
+		err = dir_obj_load(&k.d, o->argv[c], "candidate", &k.cand[c],
+				   &k.cand_fd[c]);
 	if (err) {
 		fprintf(stderr, "encap: setting up: %s\n", strerror(-err));
 		goto out;
@@ -772,11 +850,15 @@ int cmd_encap(const struct bench_opts *o)
 	       "l2); last column: the director's cost above its method's "
 	       "floor against the l2 path's above its own.\n");
 	eb_targets(o, rows);
+	if (k.nvar > V_CAND)
+		eb_cands_print(&k, &j, rows);
 	failed += sc_print(&k, &j);
 	rc = failed ? 3 : 0;
 out:
 	if (jf)
 		bench_json_close(jf, &j);
+	for (int c = 0; c < EB_MAX_CANDS; c++)
+		bpf_object__close(k.cand[c]);
 	trafficgen_bpf__destroy(k.tg);
 	rm_nh_resolver_close(k.res);
 	baseline_bpf__destroy(k.bl);

@@ -132,59 +132,6 @@ struct kctx {
 	int ref_fd;
 };
 
-/* Load a data plane object (WHAT: "candidate", "reference") on the
- * director's maps (a map the director does not have is the object's
- * own): its rm_xdp in *fd. */
-static int obj_on_director(struct kctx *k, const char *path, const char *what,
-			   struct bpf_object **obj, int *fd)
-{
-	struct bpf_program *prog;
-	struct bpf_map *m;
-	int err;
-
-	*obj = bpf_object__open_file(path, NULL);
-	if (!*obj) {
-		err = -errno;
-		fprintf(stderr, "kernel: opening the %s %s: %s\n", what, path,
-			strerror(-err));
-		return err;
-	}
-	bpf_object__for_each_map(m, *obj)
-	{
-		struct bpf_map *mine;
-
-		if (bpf_map__is_internal(m))
-			continue;
-		mine = bpf_object__find_map_by_name(k->d.skel->obj,
-						    bpf_map__name(m));
-		if (!mine)
-			continue;
-		err = bpf_map__reuse_fd(m, bpf_map__fd(mine));
-		if (err) {
-			fprintf(stderr,
-				"kernel: the %s's map %s cannot take "
-				"the director's: %s\n",
-				what, bpf_map__name(m), strerror(-err));
-			return err;
-		}
-	}
-	prog = bpf_object__find_program_by_name(*obj, "rm_xdp");
-	if (!prog) {
-		fprintf(stderr, "kernel: %s has no program rm_xdp\n", path);
-		return -ENOENT;
-	}
-	err = bpf_object__load(*obj);
-	if (err) {
-		fprintf(stderr,
-			"kernel: loading the %s: %s (libbpf's "
-			"log above says why)\n",
-			what, strerror(-err));
-		return err;
-	}
-	*fd = bpf_program__fd(prog);
-	return 0;
-}
-
 struct trun {
 	__u32 retval, out_len;
 	double ns;   /* the kernel's duration: ns per run, whole */
@@ -1043,10 +990,10 @@ int cmd_kernel(const struct bench_opts *o)
 		goto out;
 	}
 	if (o->argc == 1 &&
-	    obj_on_director(&k, o->argv[0], "candidate", &k.cand, &k.cand_fd))
+	    dir_obj_load(&k.d, o->argv[0], "candidate", &k.cand, &k.cand_fd))
 		goto out;
 	if (o->reference && !k.cand &&
-	    obj_on_director(&k, o->reference, "reference", &k.ref, &k.ref_fd))
+	    dir_obj_load(&k.d, o->reference, "reference", &k.ref, &k.ref_fd))
 		goto out;
 	if (dir_seed(&k.d) || dir_service(&k.d, BENCH_VIP, BENCH_PORT,
 					  IPPROTO_TCP, BENCH_SVC_ID)) {

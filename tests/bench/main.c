@@ -14,7 +14,8 @@
  * Options: --json FILE, --targets FILE, --rounds N (>= 5), --quick,
  * --reference OBJ (kernel: the data plane before a change, measured
  * beside the director on new flows; make bench gives the Makefile's
- * ringmaster-noidx.bpf.o).
+ * ringmaster-noidx.bpf.o). `kernel CANDIDATE.bpf.o` and `encap
+ * CANDIDATE.bpf.o...` run changed data planes beside the built one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -133,7 +134,9 @@ static void usage(FILE *f)
 	      "search|quality|kernel|encap|control|live|keys|decap|katran "
 	      "[ARGS]\n"
 	      "       ringbench [OPTIONS] kernel [CANDIDATE.bpf.o]   a changed "
-	      "data plane against the built one, same rounds\n",
+	      "data plane against the built one, same rounds\n"
+	      "       ringbench [OPTIONS] encap [CANDIDATE.bpf.o]...   changed "
+	      "data planes beside the built one on every method's row\n",
 	      f);
 }
 

@@ -609,6 +609,7 @@ static void test_record_rules(void **state)
 	memcpy(rec.smac, smac, 6);
 	dp_addr(4, "198.18.99.5", (__u8 *)rec.addr);
 	rec.expires_ns = rm_nh_now() + 600000000000ULL;
+	rec.expires_jiffies = ~0ULL; /* never */
 
 	assert_int_equal(case_prepare(&used), 0);
 	assert_int_equal(set_nh(&rec), 0);
@@ -636,7 +637,7 @@ static void test_record_rules(void **state)
 		if (bad[i].addr_delta)
 			r.addr[0] ^= htonl(1);
 		if (bad[i].expired)
-			r.expires_ns = rm_nh_now() - 1000000000ULL;
+			r.expires_jiffies = 1; /* jiffies start past it */
 		assert_int_equal(set_nh(&r), 0);
 		failed += run_check(bad[i].desc, p.b, p.len, XDP_DROP,
 				    C(RM_CNT_FIB_FAIL) | C(bad[i].counter),

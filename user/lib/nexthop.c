@@ -16,16 +16,26 @@
 
 struct rm_nh_resolver {
 	struct nhres_bpf *skel;
+	__u64 tick_ns; /* one jiffy: CLOCK_MONOTONIC_COARSE's resolution */
 };
 
 int rm_nh_resolver_open(struct rm_nh_resolver **r)
 {
 	struct rm_nh_resolver *x = calloc(1, sizeof(*x));
+	struct timespec res;
 	int err;
 
 	*r = NULL;
 	if (!x)
 		return -ENOMEM;
+	/* the coarse clock advances by one tick: its resolution is the
+	 * kernel's TICK_NSEC, 1 s / HZ */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec ||
+	    !res.tv_nsec) {
+		free(x);
+		return -EINVAL;
+	}
+	x->tick_ns = (__u64)res.tv_nsec;
 	x->skel = nhres_bpf__open_and_load();
 	if (!x->skel) {
 		err = -errno;
@@ -121,6 +131,7 @@ int rm_nh_resolve(struct rm_nh_resolver *r, __u32 in_ifindex,
 	memcpy(rec->dmac, f.dmac, ETH_ALEN);
 	memcpy(rec->smac, f.smac, ETH_ALEN);
 	rec->expires_ns = rm_nh_now() + ttl_ns;
+	rec->expires_jiffies = r->skel->bss->nh_jiffies + ttl_ns / r->tick_ns;
 	mp = rm_route_multipath((__u8)n->addr_family, n->addr);
 	/* unknown: the per-packet lookup is right either way */
 	if (mp != 0)

@@ -20,7 +20,8 @@ void rm_nh_resolver_close(struct rm_nh_resolver *r);
 /* Node n's next hop for a packet entering in_ifindex, from cfg's outer
  * source of n's family, into *rec: RM_NH_F_VALID set when the kernel
  * has a usable next hop, RM_NH_F_ECMP too when its route has several
- * (rm_route_multipath); expires_ns now + ttl_ns. *fib_rc is the
+ * (rm_route_multipath); expires_ns and expires_jiffies now + ttl_ns
+ * (jiffies as the lookup read them). *fib_rc is the
  * helper's BPF_FIB_LKUP_RET_* and *gw the next hop (gateway, or the node
  * when on-link; ifindex 0 when the kernel named none). 0, or -errno when
  * the lookup could not be run. */
