@@ -13,9 +13,10 @@
  *       deleted (rm_conn_forget): a client reusing its port after a ring
  *       change moved the tuple would otherwise get its SYN to the ring
  *       owner and its ACK to the old node, and a reset. The SYN asks the
- *       presence index first (below) and looks the table up only when
- *       its tuple's tag is there: a new tuple's SYN reads one cache line
- *       of the index instead of missing in the table's buckets.
+ *       presence index (below), after the ring search (rm_conn_forget
+ *       says why), and looks the table up only when its tuple's tag is
+ *       there: a new tuple's SYN reads one cache line of the index
+ *       instead of missing in the table's buckets.
  *   TCP SYN, 3-tuple service
  *       looks up, never writes: one entry (ports zero) covers every
  *       connection of the client, so a SYN sent by the ring to another
