@@ -13,9 +13,10 @@
  *       deleted (rm_conn_forget): a client reusing its port after a ring
  *       change moved the tuple would otherwise get its SYN to the ring
  *       owner and its ACK to the old node, and a reset. The SYN asks the
- *       presence index first (below) and looks the table up only when
- *       its tuple's tag is there: a new tuple's SYN reads one cache line
- *       of the index instead of missing in the table's buckets.
+ *       presence index (below), after the ring search (rm_conn_forget
+ *       says why), and looks the table up only when its tuple's tag is
+ *       there: a new tuple's SYN reads one cache line of the index
+ *       instead of missing in the table's buckets.
  *   TCP SYN, 3-tuple service
  *       looks up, never writes: one entry (ports zero) covers every
  *       connection of the client, so a SYN sent by the ring to another
@@ -244,7 +245,24 @@ static __always_inline int rm_conn_token(__u64 now, __u32 rate)
 }
 
 /* A SYN of a 5-tuple service: forget whatever an earlier connection on
- * the same tuple left behind (see the top of this file). */
+ * the same tuple left behind (see the top of this file). rm_xdp calls it
+ * after the ring search, not before: a new flow's SYN makes two random
+ * reads, its ring bucket and its index set, each a cache miss once there
+ * are many flows, and neither depends on the other. Placed after the
+ * search, the few instructions that hash the tuple and read its set run
+ * while the bucket's read is still in flight, so the two misses overlap
+ * (65,536 new flows at the 64k ring: 0.6-0.7x of the time with the
+ * forget before the search; docs/performance-new-flows.md). The table
+ * lookup of the design before the index is too long a path to overlap
+ * that way (measured: the same time before or after the search), so the
+ * bench's reference of that design (RM_CONN_IDX_OFF) forgets first, as
+ * it did. */
+#ifdef RM_CONN_IDX_OFF
+#define RM_CONN_FORGET_FIRST 1
+#else
+#define RM_CONN_FORGET_FIRST 0
+#endif
+
 static __always_inline void rm_conn_forget(const struct rm_flow *flow)
 {
 	struct rm_conn_key4 k4;

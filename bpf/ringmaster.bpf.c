@@ -104,7 +104,7 @@ int rm_xdp(struct xdp_md *ctx)
 	else if (!pkt.syn || three)
 		conn = rm_conn_lookup(&pkt.flow, cfg->udp_timeout_s, !pkt.icmp,
 				      &node_id);
-	else
+	else if (RM_CONN_FORGET_FIRST)
 		rm_conn_forget(&pkt.flow);
 	if (conn != RM_CONN_HIT) {
 		if (keyed && quic && !pkt.icmp &&
@@ -125,8 +125,12 @@ int rm_xdp(struct xdp_md *ctx)
 		if (direct)
 			node_id = h;
 		else if (rm_ring_owner(svc_id, h, &node_id))
-			return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+			node_id = RM_MAX_NODES; /* no slot: dropped below */
 	}
+	/* a SYN forgets after the ring search: the search's reads and the
+	 * index's then overlap (conntrack.h) */
+	if (!RM_CONN_FORGET_FIRST && !keyed && pkt.syn && !three)
+		rm_conn_forget(&pkt.flow);
 	node = bpf_map_lookup_elem(&rm_nodes, &node_id);
 	if (!node)
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
