@@ -59,18 +59,19 @@ struct rm_pkt {
 	__u8 frag;	     /* RM_FRAG_* */
 	__u8 icmp;	     /* 1: an ICMP error quoting flow */
 	__u8 syn;	     /* 1: TCP with SYN set and ACK clear */
-	__u8 pad;
+	__u8 df;	     /* IPv4 DF of the received packet (encap.h) */
 	__u16 l4_off;	     /* UDP: payload offset in the frame */
 	__u16 l4_len;	     /* UDP: payload bytes the UDP and IP lengths
 				allow (keyed services read their key there) */
 	/* the received (outer) IP packet, for encapsulation (encap.h),
-	 * which would otherwise parse it again */
-	__u16 l3_off; /* IP header offset: Ethernet and VLAN tags before it */
+	 * which would otherwise parse it again; packed to the byte: rm_xdp's
+	 * stack plus the keyed path's two calls sit at the verifier's 512 */
 	__u16 ip_len; /* IP packet length, as its header says */
+	__u8 l3_off;  /* IP header offset: Ethernet and at most RM_VLAN_MAX
+			 tags before it */
 	__u8 tos;     /* DSCP/ECN: IPv4 TOS or IPv6 traffic class */
-	__u8 df;      /* IPv4 DF */
-	__u16 pad2;
 };
+_Static_assert(ETH_HLEN + RM_VLAN_MAX * 4 <= 255, "rm_pkt.l3_off is a byte");
 
 struct rm_vlan_hdr {
 	__be16 tci;
