@@ -30,6 +30,8 @@ pkgs=(
 	# make deb and test_deb (dpkg-buildpackage, dh, lintian); test_upgrade
 	# builds the older release from git
 	dpkg-dev debhelper lintian git
+	# QUIC-LB encrypted CIDs in userspace (ringctl lookup --cid, quic-cid)
+	nettle-dev
 )
 
 missing=()

@@ -18,6 +18,8 @@ const char *rm_quic_res_name(int res)
 	    [RM_QUIC_UNKNOWN] = "unknown-server",
 	    [RM_QUIC_TRUNCATED] = "truncated",
 	    [RM_QUIC_CID_TOO_LONG] = "cid-too-long",
+	    [RM_QUIC_NO_KEY] = "no-key",
+	    [RM_QUIC_DECRYPT] = "decrypt-failed",
 	};
 
 	return res >= 0 && res < RM_QUIC_RES_NR ? n[res] : "?";

@@ -8,8 +8,35 @@
 #define RM_QUIC_LIB_H
 
 #include <stdbool.h>
+#include <nettle/aes.h>
 #include <ringmaster/rm_common.h>
 #include <ringmaster/rm_quic.h>
+
+/* An encrypted service's key, as rm_quic_crypt.h uses it: nettle's
+ * AES-128 (the kernel uses its own, bpf/quic_crypt.h). */
+struct rm_quic_aes_user {
+	struct aes128_ctx enc, dec;
+};
+#define RM_QUIC_AES_T struct rm_quic_aes_user
+
+static inline int rm_quic_aes(struct rm_quic_aes_user *a, __u8 *blk,
+			      int decrypt)
+{
+	if (decrypt)
+		aes128_decrypt(&a->dec, 16, blk, blk);
+	else
+		aes128_encrypt(&a->enc, 16, blk, blk);
+	return 0;
+}
+
+static inline void rm_quic_aes_init(struct rm_quic_aes_user *a,
+				    const __u8 *key)
+{
+	aes128_set_encrypt_key(&a->enc, key);
+	aes128_set_decrypt_key(&a->dec, key);
+}
+
+#include <ringmaster/rm_quic_crypt.h>
 
 struct rm_state;
 struct rm_snap;

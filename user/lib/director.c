@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which director object this kernel runs (director.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/btf.h>
+#include "director.h"
+#include "ringmaster.skel.h"
+#include "ringmaster_crypt.skel.h"
+
+bool rm_director_crypt(void)
+{
+	static int known = -1;
+	const char *env = getenv("RM_QUIC_CRYPT");
+	struct btf *vmlinux;
+
+	if (env && !strcmp(env, "0"))
+		return false;
+	if (known >= 0)
+		return known;
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux || libbpf_get_error(vmlinux)) {
+		known = 0;
+		return false;
+	}
+	/* the kfuncs the director calls, and the context's type its map
+	 * holds as a kptr */
+	known = btf__find_by_name_kind(vmlinux, "bpf_crypto_decrypt",
+				       BTF_KIND_FUNC) > 0 &&
+		btf__find_by_name_kind(vmlinux, "bpf_crypto_encrypt",
+				       BTF_KIND_FUNC) > 0 &&
+		btf__find_by_name_kind(vmlinux, "bpf_crypto_ctx_create",
+				       BTF_KIND_FUNC) > 0 &&
+		btf__find_by_name_kind(vmlinux, "bpf_crypto_ctx",
+				       BTF_KIND_STRUCT) > 0;
+	btf__free(vmlinux);
+	return known;
+}
+
+struct ringmaster_bpf *rm_director_open(void)
+{
+	struct ringmaster_bpf *obj;
+	int err;
+
+	if (!rm_director_crypt())
+		return ringmaster_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the plaintext skeleton's names (maps, program, .rodata) over the
+	 * crypto object's bytes: it has all of them */
+	err = ringmaster_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)
+		    ringmaster_crypt_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		ringmaster_bpf__destroy(obj);
+		errno = err < 0 ? -err : EINVAL;
+		return NULL;
+	}
+	return obj;
+}
