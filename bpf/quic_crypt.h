@@ -14,6 +14,12 @@
 
 #include "quic_crypt_map.h"
 
+#define RM_QUIC_AES_T struct rm_quic_aes_bpf
+struct rm_quic_aes_bpf;
+static __always_inline int rm_quic_aes(struct rm_quic_aes_bpf *a, __u8 *blk,
+				       int decrypt);
+#include <ringmaster/rm_quic_crypt.h>
+
 extern int bpf_crypto_encrypt(struct bpf_crypto_ctx *ctx,
 			      const struct bpf_dynptr *src,
 			      const struct bpf_dynptr *dst,
@@ -23,11 +29,13 @@ extern int bpf_crypto_decrypt(struct bpf_crypto_ctx *ctx,
 			      const struct bpf_dynptr *dst,
 			      const struct bpf_dynptr *siv) __ksym;
 
-/* The block's in and out: the kfuncs take dynptrs, and a local dynptr
- * must be over a map value. One per CPU: XDP does not migrate. */
+/* A decode's octets (rm_quic_ws: the stack has no room for them beside
+ * the director's) and the AES block's output: the kfuncs take dynptrs,
+ * and a local dynptr must be over a map value. One per CPU: XDP does
+ * not migrate. */
 struct rm_quic_aes_buf {
-	__u8 in[16];
-	__u8 out[16];
+	struct rm_quic_ws ws;
+	__u8 out[RM_QUIC_AES_BLOCK];
 };
 
 struct {
@@ -41,8 +49,8 @@ struct rm_quic_aes_bpf {
 	struct bpf_crypto_ctx *ctx;
 	struct rm_quic_aes_buf *buf;
 };
-#define RM_QUIC_AES_T struct rm_quic_aes_bpf
 
+/* blk is the workspace's, in the map value */
 static __always_inline int rm_quic_aes(struct rm_quic_aes_bpf *a, __u8 *blk,
 				       int decrypt)
 {
@@ -50,21 +58,17 @@ static __always_inline int rm_quic_aes(struct rm_quic_aes_bpf *a, __u8 *blk,
 	__u32 i;
 	int err;
 
-	for (i = 0; i < 16; i++)
-		a->buf->in[i] = blk[i];
-	if (bpf_dynptr_from_mem(a->buf->in, 16, 0, &src) ||
-	    bpf_dynptr_from_mem(a->buf->out, 16, 0, &dst))
+	if (bpf_dynptr_from_mem(blk, RM_QUIC_AES_BLOCK, 0, &src) ||
+	    bpf_dynptr_from_mem(a->buf->out, RM_QUIC_AES_BLOCK, 0, &dst))
 		return -22;
 	err = decrypt ? bpf_crypto_decrypt(a->ctx, &src, &dst, NULL)
 		      : bpf_crypto_encrypt(a->ctx, &src, &dst, NULL);
 	if (err)
 		return err;
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < RM_QUIC_AES_BLOCK; i++)
 		blk[i] = a->buf->out[i];
 	return 0;
 }
-
-#include <ringmaster/rm_quic_crypt.h>
 
 /* The server ID of DCID c under service svc_id's encrypted
  * configuration q: rm_quic_decode_aes() with the service's context, or
@@ -88,7 +92,7 @@ static __always_inline int rm_quic_decode_enc(__u32 svc_id,
 	a.ctx = v->ctx;
 	if (!a.ctx)
 		return RM_QUIC_NO_KEY;
-	return rm_quic_decode_aes(q, c, k, &a);
+	return rm_quic_decode_aes(q, c, k, &a, &a.buf->ws);
 }
 
 #endif /* RM_BPF_QUIC_CRYPT_H */

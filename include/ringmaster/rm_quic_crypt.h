@@ -38,6 +38,15 @@
 #define RM_QUIC_PT_MAX (RM_QUIC_CID_MAX - 1) /* the longest block, 19 */
 #define RM_QUIC_HALF_MAX ((RM_QUIC_PT_MAX + 1) / 2)
 
+/* The octets one decode or encode works on: the caller's (the kernel's
+ * per CPU, as a BPF program's stack is too small for them beside the
+ * director's). */
+struct rm_quic_ws {
+	__u8 blk[RM_QUIC_AES_BLOCK];
+	__u8 l[RM_QUIC_HALF_MAX], r[RM_QUIC_HALF_MAX];
+	__u8 in[RM_QUIC_PT_MAX], out[RM_QUIC_PT_MAX];
+};
+
 /* The nibble an odd len's halves leave out: the left's last octet's low
  * one, the right's first octet's high one. */
 RM_INLINE void rm_quic_clear_left(__u8 *l, __u32 half, __u32 odd)
@@ -56,10 +65,9 @@ RM_INLINE void rm_quic_clear_right(__u8 *r, __u32 odd)
 }
 
 /* One pass: y ^= truncate(AES(expand(len, pass, x)), half). */
-RM_INLINE int rm_quic_pass(RM_QUIC_AES_T *a, const __u8 *x, __u8 *y,
-			   __u32 half, __u32 len, __u32 pass)
+RM_INLINE int rm_quic_pass(RM_QUIC_AES_T *a, __u8 *blk, const __u8 *x,
+			   __u8 *y, __u32 half, __u32 len, __u32 pass)
 {
-	__u8 blk[RM_QUIC_AES_BLOCK];
 	__u32 i;
 	int err;
 
@@ -76,14 +84,14 @@ RM_INLINE int rm_quic_pass(RM_QUIC_AES_T *a, const __u8 *x, __u8 *y,
 	return 0;
 }
 
-/* The plaintext block's len octets in, the other block out (in and out
- * RM_QUIC_PT_MAX octets; out's octets past len are zero). decrypt needs
- * only the first sid_len octets of out right: the load balancer's three
- * passes when they fit in left_0. 0 or a negative errno. */
-RM_INLINE int rm_quic_crypt(RM_QUIC_AES_T *a, const __u8 *in, __u8 *out,
+/* w->in's first len octets (one block) to w->out (octets past len
+ * zero), encrypted or decrypted. decrypt needs only the first sid_len
+ * octets of out right: the load balancer's three passes when they fit
+ * in left_0. 0 or a negative errno. */
+RM_INLINE int rm_quic_crypt(RM_QUIC_AES_T *a, struct rm_quic_ws *w,
 			    __u32 len, __u32 sid_len, int decrypt)
 {
-	__u8 l[RM_QUIC_HALF_MAX], r[RM_QUIC_HALF_MAX];
+	__u8 *l = w->l, *r = w->r, *in = w->in, *out = w->out, *b = w->blk;
 	__u32 half = (len + 1) / 2, odd = len & 1, i;
 	int err = 0;
 
@@ -97,29 +105,31 @@ RM_INLINE int rm_quic_crypt(RM_QUIC_AES_T *a, const __u8 *in, __u8 *out,
 	/* split: the right half starts at len - half (the middle octet,
 	 * for an odd len) */
 	for (i = 0; i < RM_QUIC_HALF_MAX; i++) {
+		__u32 j = len - half + i;
+
 		l[i] = i < half ? in[i] : 0;
-		r[i] = i < half ? in[(len - half + i) % RM_QUIC_PT_MAX] : 0;
+		r[i] = i < half && j < RM_QUIC_PT_MAX ? in[j] : 0;
 	}
 	rm_quic_clear_left(l, half, odd);
 	rm_quic_clear_right(r, odd);
 	if (decrypt) {
-		err = rm_quic_pass(a, r, l, half, len, 4);
+		err = rm_quic_pass(a, b, r, l, half, len, 4);
 		rm_quic_clear_left(l, half, odd);
-		err = err ?: rm_quic_pass(a, l, r, half, len, 3);
+		err = err ?: rm_quic_pass(a, b, l, r, half, len, 3);
 		rm_quic_clear_right(r, odd);
-		err = err ?: rm_quic_pass(a, r, l, half, len, 2);
+		err = err ?: rm_quic_pass(a, b, r, l, half, len, 2);
 		rm_quic_clear_left(l, half, odd);
 		if (sid_len > len / 2)
-			err = err ?: rm_quic_pass(a, l, r, half, len, 1);
+			err = err ?: rm_quic_pass(a, b, l, r, half, len, 1);
 		rm_quic_clear_right(r, odd);
 	} else {
-		err = rm_quic_pass(a, l, r, half, len, 1);
+		err = rm_quic_pass(a, b, l, r, half, len, 1);
 		rm_quic_clear_right(r, odd);
-		err = err ?: rm_quic_pass(a, r, l, half, len, 2);
+		err = err ?: rm_quic_pass(a, b, r, l, half, len, 2);
 		rm_quic_clear_left(l, half, odd);
-		err = err ?: rm_quic_pass(a, l, r, half, len, 3);
+		err = err ?: rm_quic_pass(a, b, l, r, half, len, 3);
 		rm_quic_clear_right(r, odd);
-		err = err ?: rm_quic_pass(a, r, l, half, len, 4);
+		err = err ?: rm_quic_pass(a, b, r, l, half, len, 4);
 		rm_quic_clear_left(l, half, odd);
 	}
 	if (err)
@@ -127,12 +137,13 @@ RM_INLINE int rm_quic_crypt(RM_QUIC_AES_T *a, const __u8 *in, __u8 *out,
 	/* join: an odd len's middle octet is the left's high nibble and
 	 * the right's low one */
 	for (i = 0; i < RM_QUIC_PT_MAX; i++) {
+		__u32 j = i + half - len;
 		__u8 v = 0;
 
 		if (i < half)
 			v = l[i];
-		if (i + half >= len && i < len)
-			v |= r[(i + half - len) % RM_QUIC_HALF_MAX];
+		if (i + half >= len && i < len && j < RM_QUIC_HALF_MAX)
+			v |= r[j];
 		out[i] = v;
 	}
 	return 0;
@@ -143,21 +154,21 @@ RM_INLINE int rm_quic_crypt(RM_QUIC_AES_T *a, const __u8 *in, __u8 *out,
  * _DECRYPT. */
 RM_INLINE int rm_quic_decode_aes(const struct rm_quic_spec *q,
 				 const struct rm_quic_cid *c,
-				 struct rm_quic_sid_key *k, RM_QUIC_AES_T *a)
+				 struct rm_quic_sid_key *k, RM_QUIC_AES_T *a,
+				 struct rm_quic_ws *w)
 {
-	__u8 ct[RM_QUIC_PT_MAX], pt[RM_QUIC_PT_MAX];
 	__u32 len = (__u32)q->sid_len + q->nonce_len, i;
 	int res = rm_quic_check(q, c);
 
 	if (res != RM_QUIC_OK)
 		return res;
 	for (i = 0; i < RM_QUIC_PT_MAX; i++)
-		ct[i] = i < len ? RM_QUIC_B(c, 1 + i) : 0;
-	if (rm_quic_crypt(a, ct, pt, len, q->sid_len, 1))
+		w->in[i] = i < len ? RM_QUIC_B(c, 1 + i) : 0;
+	if (rm_quic_crypt(a, w, len, q->sid_len, 1))
 		return RM_QUIC_DECRYPT;
 	k->len = q->sid_len;
 	for (i = 0; i < RM_QUIC_SID_MAX; i++)
-		k->sid[i] = i < q->sid_len ? pt[i] : 0;
+		k->sid[i] = i < q->sid_len ? w->out[i] : 0;
 	return RM_QUIC_OK;
 }
 
@@ -171,16 +182,16 @@ static inline int rm_quic_cid_make_aes(const struct rm_quic_spec *q,
 {
 	__u32 n = rm_quic_cid_make(q, sid, rnd, out),
 	      len = (__u32)q->sid_len + q->nonce_len, i;
-	__u8 pt[RM_QUIC_PT_MAX] = {0}, ct[RM_QUIC_PT_MAX];
+	struct rm_quic_ws w = {0};
 	int err;
 
 	for (i = 0; i < len; i++)
-		pt[i] = out[1 + i];
-	err = rm_quic_crypt(a, pt, ct, len, q->sid_len, 0);
+		w.in[i] = out[1 + i];
+	err = rm_quic_crypt(a, &w, len, q->sid_len, 0);
 	if (err)
 		return err;
 	for (i = 0; i < len; i++)
-		out[1 + i] = ct[i];
+		out[1 + i] = w.out[i];
 	return (int)n;
 }
 #endif

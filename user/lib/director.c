@@ -37,6 +37,42 @@ bool rm_director_crypt(void)
 	return known;
 }
 
+int rm_quic_kptr_tag(struct bpf_object *obj)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t, *p;
+	struct btf_member *m;
+	int id, tag, ptr;
+	__u16 i, n;
+
+	id = btf ? btf__find_by_name_kind(btf, "rm_quic_key", BTF_KIND_STRUCT)
+		 : -ENOENT;
+	if (id < 0)
+		return 0; /* an object without rm_quic_keys */
+	t = btf__type_by_id(btf, id);
+	n = btf_vlen(t);
+	for (i = 0, m = btf_members(t); i < n; i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), "ctx"))
+			break;
+	if (i == n)
+		return -EINVAL;
+	p = btf__type_by_id(btf, m->type);
+	if (!p || !btf_is_ptr(p))
+		return -EINVAL;
+	if (btf_is_type_tag(btf__type_by_id(btf, p->type)))
+		return 0; /* a compiler that keeps the tag */
+	tag = btf__add_type_tag(btf, "kptr", p->type);
+	if (tag < 0)
+		return tag;
+	ptr = btf__add_ptr(btf, tag);
+	if (ptr < 0)
+		return ptr;
+	/* adding types may have moved them: find the member again */
+	m = btf_members(btf__type_by_id(btf, id)) + i;
+	m->type = ptr;
+	return 0;
+}
+
 struct ringmaster_bpf *rm_director_open(void)
 {
 	struct ringmaster_bpf *obj;
@@ -57,6 +93,8 @@ struct ringmaster_bpf *rm_director_open(void)
 		    ringmaster_crypt_bpf__elf_bytes(&obj->skeleton->data_sz);
 		err = bpf_object__open_skeleton(obj->skeleton, NULL);
 	}
+	if (!err)
+		err = rm_quic_kptr_tag(obj->obj);
 	if (err) {
 		ringmaster_bpf__destroy(obj);
 		errno = err < 0 ? -err : EINVAL;

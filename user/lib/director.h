@@ -24,4 +24,11 @@ bool rm_director_crypt(void);
  * ringmaster_bpf__destroy(). */
 struct ringmaster_bpf *rm_director_open(void);
 
+/* clang 14 leaves btf_type_tag out of BTF, and the kernel knows the
+ * crypto context in rm_quic_key (rm_common.h) for a kptr only by its
+ * "kptr" tag: put the tag into obj's BTF after open, before load (a
+ * compiler that keeps it leaves nothing to do). 0 or -errno. */
+struct bpf_object;
+int rm_quic_kptr_tag(struct bpf_object *obj);
+
 #endif

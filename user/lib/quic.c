@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /* QUIC services in userspace: a CID's node, and routable CIDs. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
+#include "director.h"
 #include "quic.h"
+#include "quic_key.skel.h"
 #include "ring.h"
 #include "state.h"
+#include "state_int.h"
+#include "util.h"
 
 const char *rm_quic_res_name(int res)
 {
@@ -106,4 +115,107 @@ int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
 					out + (size_t)i * RM_QUIC_CID_MAX);
 	}
 	return 0;
+}
+
+int rm_quic_keys_open(const char *pin_dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_QUIC_KEYS_MAP);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+int rm_quic_key_get(int keys_fd, __u32 svc, struct rm_quic_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	return bpf_map_lookup_elem(keys_fd, &svc, key) ? -errno : 0;
+}
+
+/* Make service svc's context from its record (none if unset). */
+static int key_load(int keys_fd, __u32 svc)
+{
+	struct rm_quic_key_args args = {.svc_id = svc};
+	/* a syscall program's context comes back in ctx_in */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args,
+		    .ctx_size_in = sizeof(args));
+	struct quic_key_bpf *skel = quic_key_bpf__open();
+	int err;
+
+	if (!skel)
+		return rm_state_fail(-errno, "cannot open the QUIC key "
+				     "program: %s", strerror(errno));
+	err = bpf_map__reuse_fd(skel->maps.rm_quic_keys, keys_fd);
+	err = err ?: rm_quic_kptr_tag(skel->obj);
+	err = err ?: quic_key_bpf__load(skel);
+	if (err) {
+		rm_state_fail(err, "cannot load the QUIC key program: %s "
+			      "(a kernel with the BPF crypto kfuncs, Linux "
+			      "6.10+, is needed)", strerror(-err));
+		goto out;
+	}
+	err = bpf_prog_test_run_opts(
+	    bpf_program__fd(skel->progs.rm_quic_key_load), &opts);
+	if (err)
+		err = rm_state_fail(-errno, "cannot run the QUIC key program: "
+				    "%s", strerror(errno));
+	else if (args.err)
+		err = rm_state_fail(args.err, "the kernel refused the service's "
+				    "AES-128-ECB key: %s (is ecb(aes) in "
+				    "/proc/crypto?)", strerror(-args.err));
+out:
+	quic_key_bpf__destroy(skel);
+	return err;
+}
+
+int rm_quic_key_set(int keys_fd, __u32 svc, const __u8 *key,
+		    const char *file)
+{
+	struct rm_quic_key v = {0};
+	int err;
+
+	if (key) {
+		memcpy(v.key, key, RM_QUIC_KEY_LEN);
+		v.set = 1;
+		snprintf(v.file, sizeof(v.file), "%s", file ? file : "");
+	}
+	/* the write releases the old context: the program makes the new */
+	err = bpf_map_update_elem(keys_fd, &svc, &v, BPF_ANY) ? -errno : 0;
+	explicit_bzero(&v, sizeof(v));
+	if (err)
+		return rm_state_fail(err, "cannot write the key of service "
+				     "%u: %s", svc, strerror(-err));
+	return key_load(keys_fd, svc);
+}
+
+int rm_quic_key_read(const char *path, __u8 *key, const char **why)
+{
+	char buf[128], *p, *e;
+	ssize_t n;
+	int fd;
+
+	*why = "cannot be read";
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = 0;
+	for (p = buf; isspace((unsigned char)*p); p++)
+		;
+	for (e = p; *e && !isspace((unsigned char)*e); e++)
+		;
+	*why = "expected 32 hex digits (a 16-byte AES-128 key), e.g. from "
+	       "`openssl rand -hex 16`";
+	for (char *t = e; *t; t++)
+		if (!isspace((unsigned char)*t))
+			return -EINVAL;
+	*e = 0;
+	n = e - p == 2 * RM_QUIC_KEY_LEN &&
+	    rm_parse_hex(p, key, RM_QUIC_KEY_LEN) == RM_QUIC_KEY_LEN;
+	explicit_bzero(buf, sizeof(buf)); /* a secret: no copy left behind */
+	return n ? 0 : -EINVAL;
 }

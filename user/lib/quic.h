@@ -67,4 +67,20 @@ const char *rm_quic_res_name(int res);
 int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
 		 __u32 *len);
 
+/* ---- encrypted services (rm_quic_crypt.h) ---------------------------- */
+/* The pinned rm_quic_keys of pin_dir, opened: its fd, or -ENOENT when the
+ * director there has no BPF crypto (a kernel before 6.10, or the
+ * plaintext object), other -errno. */
+int rm_quic_keys_open(const char *pin_dir);
+/* Give service svc the AES-128 key (RM_QUIC_KEY_LEN octets; NULL: none)
+ * read from file, in rm_quic_keys (keys_fd), and the kernel a crypto
+ * context of it (bpf/quic_key.bpf.c). 0 or -errno (rm_errmsg()). */
+int rm_quic_key_set(int keys_fd, __u32 svc, const __u8 *key,
+		    const char *file);
+/* Service svc's key record (key->set 0: none). 0 or -errno. */
+int rm_quic_key_get(int keys_fd, __u32 svc, struct rm_quic_key *key);
+/* A key file's key: 32 hex digits, whitespace around them allowed. 0,
+ * or -errno with why (a static string) saying what is wrong. */
+int rm_quic_key_read(const char *path, __u8 *key, const char **why);
+
 #endif

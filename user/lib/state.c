@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ringmaster.skel.h"
+#include "director.h"
 #include "state.h"
 #include "layout.h"
 #include "state_int.h"
@@ -364,7 +365,7 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 	 * keep the record they have, or lack */
 	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_NAME(CONFIG));
 	fresh = access(path, F_OK) != 0;
-	skel = ringmaster_bpf__open();
+	skel = rm_director_open();
 	if (!skel) {
 		err = rm_state_fail(-errno, "cannot open the BPF object: %s",
 			   strerror(errno));
