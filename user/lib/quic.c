@@ -52,6 +52,43 @@ static bool sid_node(struct rm_state *st, const struct rm_snap *s,
 	return true;
 }
 
+/* Service svc's key from the pinned rm_quic_keys, for nettle. 0, or
+ * -ENOKEY when it has none (or the director no crypto). */
+static int svc_aes(const char *pin_dir, __u32 svc, struct rm_quic_aes_user *a)
+{
+	struct rm_quic_key k;
+	int fd = rm_quic_keys_open(pin_dir), err;
+
+	if (fd < 0)
+		return -ENOKEY;
+	err = rm_quic_key_get(fd, svc, &k);
+	close(fd);
+	if (!err && !k.set)
+		err = -ENOKEY;
+	if (!err)
+		rm_quic_aes_init(a, k.key);
+	explicit_bzero(&k, sizeof(k));
+	return err;
+}
+
+/* bpf/quic_crypt.h's rm_quic_decode_enc() with nettle's AES */
+static int decode_enc(struct rm_state *st, __u32 svc,
+		      const struct rm_quic_spec *q, const struct rm_quic_cid *c,
+		      struct rm_quic_sid_key *k)
+{
+	struct rm_quic_aes_user a;
+	struct rm_quic_ws w = {0};
+	int res = rm_quic_check(q, c);
+
+	if (res != RM_QUIC_OK)
+		return res;
+	if (svc_aes(st->pin_dir, svc, &a))
+		return RM_QUIC_NO_KEY;
+	res = rm_quic_decode_aes(q, c, k, &a, &w);
+	explicit_bzero(&a, sizeof(a));
+	return res;
+}
+
 int rm_quic_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 		  const __u8 *cid, __u32 len, bool initial,
 		  struct rm_quic_route *out)
@@ -72,7 +109,11 @@ int rm_quic_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 	} else {
 		memcpy(c.w, cid, len);
 		c.len = len;
-		out->res = rm_quic_decode(&m->keyspec.quic, &c, &out->sid);
+		out->res = m->keyspec.quic.enc
+			       ? decode_enc(st, svc, &m->keyspec.quic, &c,
+					    &out->sid)
+			       : rm_quic_decode(&m->keyspec.quic, &c,
+						&out->sid);
 		out->sid.svc_id = svc;
 		if (out->res == RM_QUIC_OK &&
 		    !sid_node(st, s, &out->sid, &out->node))
@@ -95,12 +136,14 @@ int rm_quic_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 	return err;
 }
 
-int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
-		 __u32 *len)
+int rm_quic_cids(const struct rm_state *st, const struct rm_snap *s,
+		 __u32 node, __u32 count, __u8 *out, __u32 *len)
 {
 	const struct rm_node *n = &s->node[node];
 	const struct rm_quic_spec *q;
+	struct rm_quic_aes_user a;
 	__u8 rnd[RM_QUIC_CID_MAX];
+	int made;
 
 	if (node >= RM_MAX_NODES || n->state == RM_NODE_FREE ||
 	    n->svc_id >= RM_MAX_SERVICES ||
@@ -108,12 +151,23 @@ int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
 	    !n->quic_sid_len)
 		return -EINVAL;
 	q = &s->svc[n->svc_id].keyspec.quic;
+	if (q->enc && svc_aes(st->pin_dir, n->svc_id, &a))
+		return -ENOKEY;
 	for (__u32 i = 0; i < count; i++) {
 		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			return -errno;
-		*len = rm_quic_cid_make(q, n->quic_sid, rnd,
-					out + (size_t)i * RM_QUIC_CID_MAX);
+		made = q->enc ? rm_quic_cid_make_aes(
+				    q, n->quic_sid, rnd,
+				    out + (size_t)i * RM_QUIC_CID_MAX, &a)
+			      : (int)rm_quic_cid_make(
+				    q, n->quic_sid, rnd,
+				    out + (size_t)i * RM_QUIC_CID_MAX);
+		if (made < 0)
+			return made;
+		*len = (__u32)made;
 	}
+	if (q->enc)
+		explicit_bzero(&a, sizeof(a));
 	return 0;
 }
 

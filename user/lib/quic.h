@@ -52,7 +52,8 @@ struct rm_quic_route {
 };
 
 /* The node a packet of --key quic service svc with DCID cid (len bytes)
- * reaches, as the data plane decides it: initial says the packet is a
+ * reaches, as the data plane decides it (an encrypted service's CID
+ * decrypted under its key from st's rm_quic_keys): initial says the packet is a
  * client's Initial or 0-RTT (its fallback counts as quic-initial-hashed).
  * 0; -EINVAL svc is no --key quic service; -ENOENT the DCID goes to
  * the ring and the ring has no node; other -errno. */
@@ -63,9 +64,11 @@ int rm_quic_owner(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 const char *rm_quic_res_name(int res);
 /* count CIDs of node slot node (a node of a --key quic service with a
  * server ID) into out, count * RM_QUIC_CID_MAX bytes, each of *len
- * bytes: fresh random nonces (getrandom). 0 or -errno. */
-int rm_quic_cids(const struct rm_snap *s, __u32 node, __u32 count, __u8 *out,
-		 __u32 *len);
+ * bytes: fresh random nonces (getrandom), encrypted under the service's
+ * key (st's rm_quic_keys) for an encrypted service. 0, -ENOKEY (an
+ * encrypted service without its key), or -errno. */
+int rm_quic_cids(const struct rm_state *st, const struct rm_snap *s,
+		 __u32 node, __u32 count, __u8 *out, __u32 *len);
 
 /* ---- encrypted services (rm_quic_crypt.h) ---------------------------- */
 /* The pinned rm_quic_keys of pin_dir, opened: its fd, or -ENOENT when the
