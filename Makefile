@@ -63,7 +63,7 @@ ETCD_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 # The director again with encrypted QUIC-LB CIDs (bpf/quic_crypt.h): it
 # calls the kernel's BPF crypto kfuncs, so the loader takes it only where
-# the kernel has them (user/lib/director.c)
+# the kernel has them (user/lib/director_obj.c)
 CRYPT_OBJ := $(BUILD)/ringmaster_crypt.bpf.o
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS)) $(CRYPT_OBJ)
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \

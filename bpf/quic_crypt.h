@@ -5,7 +5,7 @@
  * -DRM_QUIC_CRYPT): its AES-128-ECB block is the kernel's, through the
  * BPF crypto kfuncs (Linux 6.10+, XDP among the program types that may
  * call them). The loader picks that object where the kernel has them
- * (user/lib/director.c), the plaintext one elsewhere.
+ * (user/lib/director_obj.c), the plaintext one elsewhere.
  */
 #ifndef RM_BPF_QUIC_CRYPT_H
 #define RM_BPF_QUIC_CRYPT_H

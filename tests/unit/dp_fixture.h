@@ -23,7 +23,7 @@
 #include "state.h"
 #include "vip_filter.h"
 #include "ringmaster.skel.h"
-#include "director.h"
+#include "director_obj.h"
 #include "dp_packet.h"
 
 /* The SipHash reference key (00 01 .. 0f): fixed, so failures reproduce. */

@@ -10,7 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "director.h"
+#include "director_obj.h"
 #include "quic.h"
 #include "quic_key.skel.h"
 #include "ring.h"

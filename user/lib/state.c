@@ -27,7 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ringmaster.skel.h"
-#include "director.h"
+#include "director_obj.h"
 #include "state.h"
 #include "layout.h"
 #include "state_int.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <linux/if_link.h>
 #include "ringmaster.skel.h"
-#include "director.h"
+#include "director_obj.h"
 #include "history.h"
 #include "ringload.h"
 #include "xdp_chain.h"

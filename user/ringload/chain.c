@@ -19,7 +19,7 @@
 #include "json.h"
 #include "ringload.h"
 #include "ringmaster.skel.h"
-#include "director.h"
+#include "director_obj.h"
 #include "root.skel.h"
 #include "xdp_chain.h"
 

@@ -8,8 +8,8 @@
  * crypto one opens into the plaintext skeleton's struct and all the
  * code that loads the director works with either.
  */
-#ifndef RM_DIRECTOR_H
-#define RM_DIRECTOR_H
+#ifndef RM_DIRECTOR_OBJ_H
+#define RM_DIRECTOR_OBJ_H
 
 #include <stdbool.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/btf.h>
-#include "director.h"
+#include "director_obj.h"
 #include "ringmaster.skel.h"
 #include "ringmaster_crypt.skel.h"
 
