@@ -14,9 +14,11 @@
 #   packets        short headers of each node's CIDs from 40 ports and a
 #                  second address: every one on its node, counted
 #                  quic-cid-routed
-#   no crypto      a director attached as the plaintext object (what a
-#                  kernel without the BPF crypto kfuncs gets) refuses
-#                  the service at configuration, with the reason
+#   no crypto      the plaintext object (what a kernel without the BPF
+#                  crypto kfuncs gets) is not attached over the crypto
+#                  object's pins; attached on its own, ringctl refuses
+#                  the encrypted service at configuration, with the
+#                  reason
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -160,7 +162,13 @@ e2e_expect_eq "after restore: the same 80 datagrams on their nodes" \
 
 # ---- a director without BPF crypto --------------------------------------------
 e2e_ctl service del q >/dev/null || e2e_fail "service del"
-e2e_detach --purge >/dev/null || e2e_fail "detach --purge"
+e2e_detach >/dev/null || e2e_fail "detach"
+RM_QUIC_CRYPT=0 e2e_attach >/dev/null 2>"$work/err"
+e2e_expect_eq "the plaintext object over the crypto object's pins is refused (exit 1)" \
+	"$?" 1
+e2e_check "... saying how to move the configuration over" \
+	grep -q "ringload purge" "$work/err"
+e2e_load purge >/dev/null || e2e_fail "ringload purge"
 RM_QUIC_CRYPT=0 e2e_attach >/dev/null || e2e_die "attach, plaintext object"
 add_svc q --quic-key-file "$keyf" >/dev/null 2>"$work/err"
 e2e_expect_eq "plaintext director: an encrypted service is refused (exit 1)" \
