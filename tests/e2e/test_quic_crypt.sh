@@ -23,6 +23,8 @@ set -u
 
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/e2e/quic_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/quic_lib.sh"
 
 PORT=443
 CLIENT2=198.18.0.77
@@ -97,34 +99,6 @@ e2e_expect_eq "quic-cid: 20 encrypted CIDs, each routed to its node by lookup --
 	"$(wc -l <"$work/cids2") $bad $plain" "20 0 0"
 
 # ---- packets ----------------------------------------------------------------
-send()
-{
-	tb_exec "$TB_CLIENT_NS" python3 - "$TB_VIP4" "$1" <<'PY'
-import socket, sys
-vip = sys.argv[1]
-for line in open(sys.argv[2]):
-    src, sport, dport, payload = line.split()
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((src, int(sport)))
-    s.sendto(bytes.fromhex(payload), (vip, int(dport)))
-    s.close()
-PY
-}
-counts()
-{
-	local i out=()
-	sleep 0.4
-	for ((i = 1; i <= TB_NODES; i++)); do
-		out+=("$(e2e_server_count "$i" udp_datagrams)")
-	done
-	echo "${out[*]}"
-}
-stat_of()
-{
-	e2e_ctl stats --json | e2e_json "d['counters']['$1']"
-}
-
 e2e_ctl quic-cid q "${TB_NODE_NAME[1]}" --count 20 >"$work/cids1"
 : >"$work/pkts"
 port=30000
@@ -136,29 +110,19 @@ for f in cids1 cids2; do
 		port=$((port + 1))
 	done <"$work/$f" >>"$work/pkts"
 done
-before=$(counts)
-routed0=$(stat_of quic-cid-routed)
-send "$work/pkts" || e2e_fail "send"
-after=$(counts)
-read -r -a b <<<"$before"
-read -r -a a <<<"$after"
+routed0=$(quic_stat quic-cid-routed)
 e2e_expect_eq "40 datagrams of node1's encrypted CIDs and 40 of node2's from 40 ports on 2 addresses, each on its node" \
-	"$((a[0] - b[0])) $((a[1] - b[1])) $((a[2] - b[2]))" "40 40 0"
+	"$(quic_deltas "$work/pkts")" "40 40 0"
 e2e_expect_eq "quic-cid-routed rose by 80" \
-	"$(($(stat_of quic-cid-routed) - routed0))" 80
+	"$(($(quic_stat quic-cid-routed) - routed0))" 80
 
 # ---- save | restore ----------------------------------------------------------
 e2e_ctl restore "$work/saved" >/dev/null || e2e_fail "restore"
 e2e_expect_eq "after restore: the vector still decrypts to node1" \
 	"$(e2e_ctl lookup q --cid 0720b1d07b359d3c --json | e2e_json 'd["node"]')" \
 	"${TB_NODE_NAME[1]}"
-before=$(counts)
-send "$work/pkts" || e2e_fail "send after restore"
-after=$(counts)
-read -r -a b <<<"$before"
-read -r -a a <<<"$after"
 e2e_expect_eq "after restore: the same 80 datagrams on their nodes" \
-	"$((a[0] - b[0])) $((a[1] - b[1])) $((a[2] - b[2]))" "40 40 0"
+	"$(quic_deltas "$work/pkts")" "40 40 0"
 
 # ---- a director without BPF crypto --------------------------------------------
 e2e_ctl service del q >/dev/null || e2e_fail "service del"
