@@ -53,7 +53,7 @@ CFLAGS   ?= -O2 -g
 RM_VERSION ?= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 CFLAGS   += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser/lib -I$(BUILD) \
 	$(PKG_CFLAGS) $(EXTRA_DEFS)
-LDLIBS   := $(PKG_LIBS) -lm
+LDLIBS   := $(PKG_LIBS) -lm -lnettle
 # etcd's HTTP/JSON gateway (user/lib/etcd.c): ringctl publish, ringsync.
 # libcurl is dlopen()ed there on first use (its dependencies cost every
 # command ~20 ms to load), so only json-c is linked; the build still needs
@@ -61,8 +61,13 @@ LDLIBS   := $(PKG_LIBS) -lm
 ETCD_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# The director again with encrypted QUIC-LB CIDs (bpf/quic_crypt.h): it
+# calls the kernel's BPF crypto kfuncs, so the loader takes it only where
+# the kernel has them (user/lib/director_obj.c)
+CRYPT_OBJ := $(BUILD)/ringmaster_crypt.bpf.o
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS)) $(CRYPT_OBJ)
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \
+	$(BUILD)/ringmaster_crypt.skel.h
 # BPF programs only the tests load (as ELF objects, no skeleton)
 TEST_BPF_OBJS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/%.bpf.o,\
 	$(wildcard tests/bpf/*.bpf.c))
@@ -209,6 +214,10 @@ $(BUILD)/tools/rm_quic_server: LDLIBS += $(shell pkg-config --libs $(QUIC_PKGS) 
 $(BENCH_BIN): $(patsubst %.c,$(BUILD)/%.o,$(BENCH_SRCS)) $(LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(CRYPT_OBJ): bpf/ringmaster.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DRM_QUIC_CRYPT -c $< -o $@
 
 $(BENCH_REF_OBJ): bpf/ringmaster.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)

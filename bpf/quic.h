@@ -18,6 +18,25 @@
 #include "counters.h"
 #include "maps.h"
 
+#ifdef RM_QUIC_CRYPT
+#include "quic_crypt.h"
+#else
+/* A director without the kernel's BPF crypto (the plaintext object):
+ * ringctl refuses encrypted services on it, and a CID of one, should
+ * there be any, routes nowhere by its server ID. */
+static __always_inline int rm_quic_decode_enc(__u32 svc_id,
+					      const struct rm_quic_spec *q,
+					      const struct rm_quic_cid *c,
+					      struct rm_quic_sid_key *k)
+{
+	int res = rm_quic_check(q, c);
+
+	(void)svc_id;
+	(void)k;
+	return res != RM_QUIC_OK ? res : RM_QUIC_NO_KEY;
+}
+#endif
+
 /* rm_quic_route()'s answers */
 #define RM_QUIC_TO_NODE 1 /* *out: the node of the DCID's server ID */
 #define RM_QUIC_TO_HASH 2 /* *out: the DCID's ring position */
@@ -69,7 +88,9 @@ __noinline int rm_quic_route(struct xdp_md *ctx, __u32 off_len, __u32 svc_id,
 	    !bpf_xdp_load_bytes(ctx, off, win, n))
 		res = rm_quic_parse(win, n, &m->keyspec.quic, &c);
 	if (res == RM_QUIC_OK) {
-		res = rm_quic_decode(&m->keyspec.quic, &c, &k);
+		res = m->keyspec.quic.enc
+			  ? rm_quic_decode_enc(svc_id, &m->keyspec.quic, &c, &k)
+			  : rm_quic_decode(&m->keyspec.quic, &c, &k);
 		k.svc_id = svc_id;
 		if (res == RM_QUIC_OK && !rm_quic_sid_node(&k, out))
 			res = RM_QUIC_UNKNOWN;

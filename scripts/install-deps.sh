@@ -34,6 +34,8 @@ pkgs=(
 	# nghttp3 and GnuTLS; the stock client and server
 	libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev libgnutls28-dev
 	ngtcp2-client ngtcp2-server
+	# QUIC-LB encrypted CIDs in userspace (ringctl lookup --cid, quic-cid)
+	nettle-dev
 )
 
 missing=()

@@ -369,8 +369,13 @@ struct rm_quic_spec {
 	__u8 cr;	/* config rotation codepoint, 0..6 */
 	__u8 cid_len;	/* short headers' DCID length; 0: self-encoded (the
 			 * first octet's low 5 bits + 1) */
-	__u8 pad[4];	/* zero */
+	__u8 enc;	/* RM_QUIC_ENC_*: plaintext, or encrypted with the
+			 * service's key in rm_quic_keys (rm_quic_crypt.h) */
+	__u8 pad[3];	/* zero */
 };
+#define RM_QUIC_ENC_NONE 0
+#define RM_QUIC_ENC_AES 1 /* AES-128-ECB: single pass when sid_len +
+			   * nonce_len is 16, else the four-pass Feistel */
 struct rm_key_spec {
 	__u8 kind;    /* RM_KEY_* */
 	__u8 ndelims; /* token: delimiters used in delims[] */
@@ -436,6 +441,37 @@ struct rm_quic_sid_key {
 struct rm_quic_sid_node {
 	__u32 node; /* host; rm_nodes slot */
 	__u32 gen;  /* host; rm_nodes[node].gen */
+};
+
+/* ---- rm_quic_keys: ARRAY [RM_MAX_SERVICES] of rm_quic_key ------------ */
+/* The AES-128 key of each encrypted --key quic service (rm_quic_crypt.h),
+ * pinned only by a data plane built with the kernel's BPF crypto
+ * (Linux 6.10+: bpf/quic_crypt.h), so not in RM_MAPS. The control plane
+ * writes key and file (a write releases the element's crypto context),
+ * then runs bpf/quic_key.bpf.c, which makes the context from key; the
+ * data plane decrypts with ctx alone. Root-only like every pin; ringctl
+ * never prints key (docs/quic.md). */
+#define RM_QUIC_KEYS_MAP "rm_quic_keys"
+#define RM_QUIC_KEY_LEN 16
+#define RM_QUIC_KEY_FILE_MAX 128
+#ifdef __BPF__
+struct bpf_crypto_ctx; /* the kernel's (bpf/quic_crypt_map.h) */
+#define RM_QUIC_KEY_CTX                                                    \
+	struct bpf_crypto_ctx __attribute__((btf_type_tag("kptr"))) * ctx
+#else
+#define RM_QUIC_KEY_CTX __u64 ctx
+#endif
+struct rm_quic_key {
+	__u8 key[RM_QUIC_KEY_LEN];	 /* zero: none */
+	__u32 set;			 /* 1: key holds the service's key */
+	__u32 pad;			 /* zero */
+	char file[RM_QUIC_KEY_FILE_MAX]; /* the key file it came from */
+	RM_QUIC_KEY_CTX; /* the kernel's context (userspace reads zero) */
+};
+/* bpf/quic_key.bpf.c's argument: the service whose context to make */
+struct rm_quic_key_args {
+	__u32 svc_id; /* in */
+	__s32 err;    /* out: 0 or -errno */
 };
 
 /* ---- rm_config: ARRAY [1] of rm_config ------------------------------ */
@@ -574,7 +610,9 @@ struct rm_conn_set {
 	X(RM_CNT_QUIC_FB_VERSION_NEG, "quic-fallback-version-negotiation") \
 	X(RM_CNT_QUIC_FB_UNKNOWN_VERSION, "quic-fallback-unknown-version") \
 	X(RM_CNT_QUIC_FB_TRUNCATED, "quic-fallback-truncated")             \
-	X(RM_CNT_QUIC_FB_CID_TOO_LONG, "quic-fallback-cid-too-long")
+	X(RM_CNT_QUIC_FB_CID_TOO_LONG, "quic-fallback-cid-too-long")       \
+	X(RM_CNT_QUIC_FB_NO_KEY, "quic-fallback-no-key")                   \
+	X(RM_CNT_QUIC_FB_DECRYPT, "quic-fallback-decrypt-failed")
 /* The conn-* counters come on top of the one outcome counter above and
  * count rm_conns events, not packets (SYNs of 5-tuple services skip the
  * table and count none of them):
@@ -631,7 +669,10 @@ struct rm_conn_set {
  * unknown-server (no node holds the server ID, or it is down),
  * version-negotiation, unknown-version (a long header of a version other
  * than 1 and 2) -- all to the ring by the DCID's hash -- and truncated,
- * cid-too-long (a DCID length over 20), which go by the flow hash. */
+ * cid-too-long (a DCID length over 20), which go by the flow hash.
+ * An encrypted service (rm_quic_crypt.h) adds no-key (its key is not
+ * loaded, or the kernel has no BPF crypto) and decrypt-failed (the
+ * kernel's AES refused the block), both to the ring by the DCID's hash. */
 
 #define RM_COUNTER_ENUM(id, name) id,
 enum rm_counter { RM_COUNTERS(RM_COUNTER_ENUM) RM_CNT_MAX };
@@ -670,6 +711,8 @@ static inline int rm_counter_is_outcome(int id)
 	case RM_CNT_QUIC_FB_UNKNOWN_VERSION:
 	case RM_CNT_QUIC_FB_TRUNCATED:
 	case RM_CNT_QUIC_FB_CID_TOO_LONG:
+	case RM_CNT_QUIC_FB_NO_KEY:
+	case RM_CNT_QUIC_FB_DECRYPT:
 		return 0;
 	default:
 		return id >= 0 && id < RM_CNT_MAX;

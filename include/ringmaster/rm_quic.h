@@ -59,6 +59,9 @@ enum rm_quic_res {
 	RM_QUIC_UNKNOWN,      /* no node of the service takes that ID */
 	RM_QUIC_TRUNCATED,    /* the datagram ends inside the header */
 	RM_QUIC_CID_TOO_LONG, /* a DCID length over RM_QUIC_CID_MAX */
+	/* encrypted services (rm_quic_crypt.h) */
+	RM_QUIC_NO_KEY,	      /* no key loaded (or no crypto in the kernel) */
+	RM_QUIC_DECRYPT,      /* the AES block failed */
 	RM_QUIC_RES_NR,
 };
 
@@ -136,13 +139,11 @@ RM_INLINE int rm_quic_parse(const __u8 *win, __u32 wlen,
 	return RM_QUIC_OK;
 }
 
-/* The server ID DCID c carries under configuration q, in *k (k->svc_id
- * left to the caller): RM_QUIC_OK, _CONFIG or _LENGTH. */
-RM_INLINE int rm_quic_decode(const struct rm_quic_spec *q,
-			     const struct rm_quic_cid *c,
-			     struct rm_quic_sid_key *k)
+/* Does DCID c fit configuration q (its codepoint, long enough, a
+ * self-encoded length that agrees)? RM_QUIC_OK, _CONFIG or _LENGTH. */
+RM_INLINE int rm_quic_check(const struct rm_quic_spec *q,
+			    const struct rm_quic_cid *c)
 {
-	__u32 i;
 	__u8 first;
 
 	if (!c->len)
@@ -156,6 +157,20 @@ RM_INLINE int rm_quic_decode(const struct rm_quic_spec *q,
 	/* a self-encoding server pool: a long header's length must agree */
 	if (!q->cid_len && rm_quic_self_len(first) != c->len)
 		return RM_QUIC_LENGTH;
+	return RM_QUIC_OK;
+}
+
+/* The server ID DCID c carries under plaintext configuration q, in *k
+ * (k->svc_id left to the caller): RM_QUIC_OK, _CONFIG or _LENGTH. */
+RM_INLINE int rm_quic_decode(const struct rm_quic_spec *q,
+			     const struct rm_quic_cid *c,
+			     struct rm_quic_sid_key *k)
+{
+	int res = rm_quic_check(q, c);
+	__u32 i;
+
+	if (res != RM_QUIC_OK)
+		return res;
 	k->len = q->sid_len;
 	for (i = 0; i < RM_QUIC_SID_MAX; i++)
 		k->sid[i] = i < q->sid_len ? RM_QUIC_B(c, 1 + i) : 0;
@@ -201,6 +216,10 @@ RM_INLINE __u32 rm_quic_counter(const struct rm_quic_cid *c, int res)
 	case RM_QUIC_PKT_OTHER_VERSION:
 		return RM_CNT_QUIC_FB_UNKNOWN_VERSION;
 	}
+	if (res == RM_QUIC_NO_KEY)
+		return RM_CNT_QUIC_FB_NO_KEY;
+	if (res == RM_QUIC_DECRYPT)
+		return RM_CNT_QUIC_FB_DECRYPT;
 	if (res == RM_QUIC_CONFIG)
 		return RM_CNT_QUIC_FB_CONFIG;
 	if (res == RM_QUIC_LENGTH)
@@ -219,7 +238,8 @@ RM_INLINE int rm_quic_spec_valid(const struct rm_quic_spec *q)
 	       q->cr < RM_QUIC_CR_UNROUTABLE &&
 	       (!q->cid_len ||
 		(q->cid_len >= min && q->cid_len <= RM_QUIC_CID_MAX)) &&
-	       !q->pad[0] && !q->pad[1] && !q->pad[2] && !q->pad[3];
+	       q->enc <= RM_QUIC_ENC_AES && !q->pad[0] && !q->pad[1] &&
+	       !q->pad[2];
 }
 
 #ifndef __BPF__

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <ringmaster/rm_hash.h>
 #include "ringmaster.skel.h"
+#include "director_obj.h"
 #include "bench.h"
 #include "ring_map.h"
 #include "state.h"
@@ -81,7 +82,12 @@ int dir_open(struct director *d)
 
 	memset(d, 0, sizeof(*d));
 	d->conns_fd = -1;
-	d->skel = ringmaster_bpf__open_and_load();
+	/* the object ringload attaches on this kernel (director_obj.h) */
+	d->skel = rm_director_open();
+	if (d->skel && ringmaster_bpf__load(d->skel)) {
+		ringmaster_bpf__destroy(d->skel);
+		d->skel = NULL;
+	}
 	if (!d->skel) {
 		fprintf(stderr, "director: load failed: %s\n", strerror(errno));
 		return -errno ? -errno : -EINVAL;

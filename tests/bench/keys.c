@@ -15,6 +15,12 @@
  *   quic short header, CID-routed   the DCID's server ID looked up in
  *                                   rm_quic_sids: no hash, no ring
  *   quic Initial, DCID hash + ring  an unroutable DCID: hashed, searched
+ * and, where the kernel has the BPF crypto kfuncs (the director object
+ * that decodes encrypted CIDs: bpf/quic_crypt.h), three encrypted rows,
+ * the draft's encrypted vectors routed by their decrypted server ID:
+ *   quic encrypted, single pass    8+8-byte block: one AES decryption
+ *   quic encrypted, 3 passes       3+4: three AES rounds of the Feistel
+ *   quic encrypted, 4 passes       10+5: a server ID past left_0
  *
  * Each figure is the median (min-max) over interleaved rounds, the order
  * reversed every other round, of the kernel's own duration per run. The
@@ -38,8 +44,11 @@
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "director.h"
+#include "director_obj.h"
 #include "key.h"
+#include "quic.h"
 #include "ring_map.h"
+#include "state.h"
 #include "vip_filter.h"
 
 #define KY_REPEAT 200000u
@@ -66,7 +75,7 @@ struct ky_svc {
 };
 
 enum { S_UDP, S_TCP, S_MC, S_DNS, S_TOKEN, S_BYTES8, S_BYTES32, S_BYTES250,
-       S_KETAMA, S_MD5, S_QUIC, S_NR };
+       S_KETAMA, S_MD5, S_QUIC, S_QUIC_E1, S_QUIC_E3, S_QUIC_E4, S_NR };
 static const struct ky_svc svcs[S_NR] = {
     [S_UDP] = {80, IPPROTO_UDP, NULL},
     [S_TCP] = {80, IPPROTO_TCP, NULL},
@@ -80,7 +89,21 @@ static const struct ky_svc svcs[S_NR] = {
     [S_MD5] = {11213, IPPROTO_UDP, "memcached",
 	       "md5-vnodes:{node}-vnode-{i}:160"},
     [S_QUIC] = {443, IPPROTO_UDP, "quic:3:4:0:self"},
+    [S_QUIC_E1] = {444, IPPROTO_UDP, "quic:8:8:2:self"},
+    [S_QUIC_E3] = {445, IPPROTO_UDP, "quic:3:4:0:self"},
+    [S_QUIC_E4] = {446, IPPROTO_UDP, "quic:10:5:1:self"},
 };
+/* the draft's encrypted vectors (docs/quic.md), by service */
+static const struct {
+	const char *path, *sid, *cid;
+} ky_enc[3] = {
+    {"quic encrypted, single pass", "ed793a51d49b8f5f",
+     "504dd2d05a7b0de9b2b9907afb5ecf8cc3"},
+    {"quic encrypted, 3 passes", "ed793a", "0720b1d07b359d3c"},
+    {"quic encrypted, 4 passes", "ed793a51d49b8f5fab65",
+     "2fcc381bc74cb4fbad2823a3d1f8fed2"},
+};
+#define KY_ENC_KEY "8f95f09245765f80256934e50c66207f"
 /* the QUIC service's node holding server ID c4605e, the draft's first
  * test vector's; in no ring */
 #define KY_QUIC_NODE 100
@@ -225,10 +248,23 @@ static int ky_run(struct director *d, struct ky_row *r, __u32 repeat,
 	return 0;
 }
 
+/* service id's QUIC configuration, encrypted */
+static int ky_enc_service(struct director *d, int id)
+{
+	int meta = bpf_map__fd(d->skel->maps.rm_svc_meta);
+	struct rm_svc_meta m;
+	__u32 key = (__u32)id;
+
+	if (bpf_map_lookup_elem(meta, &key, &m))
+		return -errno;
+	m.keyspec.quic.enc = RM_QUIC_ENC_AES;
+	return bpf_map_update_elem(meta, &key, &m, BPF_ANY) ? -errno : 0;
+}
+
 int cmd_keys(const struct bench_opts *o)
 {
 	static const int sizes[] = {8, 32, 250};
-	static struct ky_row rows[2 + 6 * 3 + 2];
+	static struct ky_row rows[2 + 6 * 3 + 2 + 3];
 	static struct ky_ring rings[S_NR];
 	struct rm_key_spec specs[S_NR];
 	struct rm_node_spec nodes[KY_NODES];
@@ -375,6 +411,45 @@ int cmd_keys(const struct bench_opts *o)
 			       bpf_map__fd(d.skel->maps.rm_quic_sids), &k, &v,
 			       BPF_ANY)))
 			return 1;
+	}
+
+	/* encrypted QUIC: each vector's CID in a short header, its server
+	 * ID on a node of its own; only on the object with BPF crypto */
+	for (i = 0; i < 3 && rm_director_crypt(); i++) {
+		int svc = S_QUIC_E1 + i, keys;
+		struct rm_quic_sid_key k = {.svc_id = (__u32)svc};
+		struct rm_quic_sid_node v = {.node = KY_QUIC_NODE + 1 + (__u32)i,
+					     .gen = 1};
+		struct bpf_map *km = bpf_object__find_map_by_name(
+		    d.skel->obj, RM_QUIC_KEYS_MAP);
+		struct ky_row *r = &rows[nrows++];
+		__u8 pl[64], mac[6], key[RM_QUIC_KEY_LEN];
+		int n;
+
+		k.len = (__u8)rm_parse_hex(ky_enc[i].sid, k.sid, sizeof(k.sid));
+		pl[0] = 0x41;
+		n = rm_parse_hex(ky_enc[i].cid, pl + 1, RM_QUIC_CID_MAX);
+		rm_parse_hex(KY_ENC_KEY, key, sizeof(key));
+		memset(pl + 1 + n, 0xab, 20);
+		r->path = ky_enc[i].path;
+		r->key_len = n;
+		r->svc = svc;
+		r->len = ky_frame(r->frame, svcs[svc].port, pl,
+				  (size_t)(1 + n + 20));
+		r->want_node = v.node;
+		r->check_cnt = RM_CNT_QUIC_CID_ROUTED;
+		bench_node_mac(v.node, mac);
+		keys = km ? bpf_map__fd(km) : -1;
+		if (keys < 0 ||
+		    dir_node(&d, v.node, mac, bench_dir_mac, 1, (__u32)svc) ||
+		    bpf_map_update_elem(bpf_map__fd(d.skel->maps.rm_quic_sids),
+					&k, &v, BPF_ANY) ||
+		    ky_enc_service(&d, svc) ||
+		    rm_quic_key_set(keys, (__u32)svc, key, "bench")) {
+			fprintf(stderr, "keys: encrypted QUIC row: %s\n",
+				rm_errmsg());
+			return 1;
+		}
 	}
 
 	/* verify, warm up, then interleaved rounds */

@@ -25,6 +25,8 @@ set -u
 
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/e2e/quic_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/quic_lib.sh"
 
 PORT=443
 CLIENT2=198.18.0.77 # the client's second address ("Wi-Fi to mobile")
@@ -90,35 +92,6 @@ e2e_expect_eq "quic-cid: 20 CIDs, each routed to its node by lookup --cid" \
 	"$(wc -l <"$work/cids2") $bad" "20 0"
 
 # ---- packets ----------------------------------------------------------------
-# send FILE: each line "SRC SPORT DPORT HEX" one datagram to the VIP
-send()
-{
-	tb_exec "$TB_CLIENT_NS" python3 - "$TB_VIP4" "$1" <<'PY'
-import socket, sys
-vip = sys.argv[1]
-for line in open(sys.argv[2]):
-    src, sport, dport, payload = line.split()
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((src, int(sport)))
-    s.sendto(bytes.fromhex(payload), (vip, int(dport)))
-    s.close()
-PY
-}
-# datagrams each node's servers received: "N1 N2 N3" of port's servers
-counts()
-{
-	local i out=()
-	sleep 0.4
-	for ((i = 1; i <= TB_NODES; i++)); do
-		out+=("$(e2e_server_count "$i" udp_datagrams)")
-	done
-	echo "${out[*]}"
-}
-stat_of()
-{
-	e2e_ctl stats --json | e2e_json "d['counters']['$1']"
-}
 # short header: 0x41, the DCID, 24 bytes of "protected payload"
 short()
 {
@@ -137,16 +110,16 @@ for f in cids1 cids2; do
 		port=$((port + 1))
 	done <"$work/$f" >>"$work/pkts"
 done
-before=$(counts)
-routed0=$(stat_of quic-cid-routed)
-send "$work/pkts" || e2e_fail "send"
-after=$(counts)
+before=$(quic_counts)
+routed0=$(quic_stat quic-cid-routed)
+quic_send "$work/pkts" || e2e_fail "send"
+after=$(quic_counts)
 read -r -a b <<<"$before"
 read -r -a a <<<"$after"
 e2e_expect_eq "migration: 40 datagrams of node1's CIDs and 40 of node2's from 40 ports on 2 addresses, each on its node" \
 	"$((a[0] - b[0])) $((a[1] - b[1])) $((a[2] - b[2]))" "40 40 0"
 e2e_expect_eq "quic-cid-routed rose by 80" \
-	"$(($(stat_of quic-cid-routed) - routed0))" 80
+	"$(($(quic_stat quic-cid-routed) - routed0))" 80
 
 # Initials: a client's random DCID, sent from 5 ports: one node, the one
 # lookup --cid names
@@ -155,20 +128,20 @@ owner=$(e2e_ctl lookup quic --cid "$dcid" --json | e2e_json 'd["node"]')
 for ((i = 1; i <= TB_NODES; i++)); do
 	[ "${TB_NODE_NAME[i]}" = "$owner" ] && oi=$i
 done
-hashed0=$(stat_of quic-initial-hashed)
+hashed0=$(quic_stat quic-initial-hashed)
 : >"$work/init"
 for p in 31001 31002 31003 31004 31005; do
 	echo "$TB_CLIENT_IP4 $p $PORT c0000000010c${dcid}08$(printf '%02x' $((p % 256)))0102030405060700$(printf 'ab%.0s' $(seq 1 40))"
 done >"$work/init"
-before=$(counts)
-send "$work/init"
-after=$(counts)
+before=$(quic_counts)
+quic_send "$work/init"
+after=$(quic_counts)
 read -r -a b <<<"$before"
 read -r -a a <<<"$after"
 e2e_expect_eq "Initial and 4 retransmits from other ports: all on the DCID's ring owner ($owner)" \
 	"$((a[oi - 1] - b[oi - 1]))" 5
 e2e_expect_eq "quic-initial-hashed rose by 5" \
-	"$(($(stat_of quic-initial-hashed) - hashed0))" 5
+	"$(($(quic_stat quic-initial-hashed) - hashed0))" 5
 
 # ---- ring change: 100 connections open, node3 added --------------------------
 e2e_ctl quic-cid quic "${TB_NODE_NAME[1]}" --count 50 >"$work/c1"
@@ -176,13 +149,13 @@ e2e_ctl quic-cid quic "${TB_NODE_NAME[2]}" --count 50 >"$work/c2"
 cat "$work/c1" "$work/c2" | awk -v s="$TB_CLIENT_IP4" -v d="$PORT" \
 	-v t=000102030405060708090a0b0c0d0e0f '{ print s, 32000 + NR, d, "41" $1 t }' \
 	>"$work/ring"
-before=$(counts)
-send "$work/ring"
-mid=$(counts)
+before=$(quic_counts)
+quic_send "$work/ring"
+mid=$(quic_counts)
 add_node quic 3 --server-id "${SID[3]}" || e2e_fail "node add node3"
 e2e_ctl show quic --json | e2e_json 'len(d["services"][0]["nodes"])' >"$work/n"
-send "$work/ring"
-after=$(counts)
+quic_send "$work/ring"
+after=$(quic_counts)
 read -r -a b <<<"$before"
 read -r -a m <<<"$mid"
 read -r -a a <<<"$after"
@@ -199,9 +172,9 @@ e2e_ctl service add quic5 --vip "$TB_VIP4" --port "$PORT" --proto udp \
 for ((i = 1; i <= TB_NODES; i++)); do
 	add_node quic5 "$i" || e2e_fail "node add quic5 $i"
 done
-before=$(counts)
-send "$work/pkts" || e2e_fail "send to the 5-tuple service"
-after=$(counts)
+before=$(quic_counts)
+quic_send "$work/pkts" || e2e_fail "send to the 5-tuple service"
+after=$(quic_counts)
 read -r -a b <<<"$before"
 read -r -a a <<<"$after"
 spread=0

@@ -23,6 +23,7 @@
 #include "state.h"
 #include "vip_filter.h"
 #include "ringmaster.skel.h"
+#include "director_obj.h"
 #include "dp_packet.h"
 
 /* The SipHash reference key (00 01 .. 0f): fixed, so failures reproduce. */
@@ -91,7 +92,7 @@ static inline struct dp_fx *dp_fx_open_chained(int *err, char *why,
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	fx->skel = ringmaster_bpf__open();
+	fx->skel = rm_director_open();
 	if (fx->skel) {
 		fx->skel->rodata->rm_chain_slot = chain_slot;
 		errno = chain_fd >= 0 ? -bpf_map__reuse_fd(

@@ -31,6 +31,8 @@
 
 #include <ringmaster/rm_quic.h>
 #include "key.h"
+#include "quic.h"
+#include <sys/random.h>
 #include "util.h"
 #include "dp_fixture.h"
 #include "skip.h"
@@ -110,6 +112,74 @@ static void test_vectors(void **state)
 		memcpy(rnd + 1 + sn, nonce, (size_t)nn);
 		assert_int_equal(rm_quic_cid_make(&q, sid, rnd, made), cn);
 		assert_memory_equal(made, cid, (size_t)cn);
+	}
+}
+
+/* The draft's "Encrypted CIDs" (all under one key), and its four-pass
+ * "Encryption Example" (under another). The fourth vector is printed
+ * with cr_bits 3, but its first octet 0x12 carries codepoint 0 (and
+ * length 19): the spec follows the octet, which the cipher never sees. */
+#define DRAFT_KEY "8f95f09245765f80256934e50c66207f"
+static const struct aes_vec {
+	const char *spec, *key, *sid, *nonce, *cid;
+	int passes; /* the load balancer's: 1 (single), 3 or 4 */
+} aes_vecs[] = {
+    {"quic:3:4:0:self", DRAFT_KEY, "ed793a", "ee080dbf", "0720b1d07b359d3c", 3},
+    {"quic:10:5:1:self", DRAFT_KEY, "ed793a51d49b8f5fab65", "ee080dbf48",
+     "2fcc381bc74cb4fbad2823a3d1f8fed2", 4},
+    {"quic:8:8:2:self", DRAFT_KEY, "ed793a51d49b8f5f", "ee080dbf48c0d1e5",
+     "504dd2d05a7b0de9b2b9907afb5ecf8cc3", 1},
+    {"quic:9:9:0:self", DRAFT_KEY, "ed793a51d49b8f5fab", "ee080dbf48c0d1e55d",
+     "125779c9cc86beb3a3a4a3ca96fce4bfe0cdbc", 3},
+    {"quic:3:4:0:self", "fdf726a9893ec05c0632d3956680baf0", "31441a",
+     "9c69c275", "0767947d29be054a", 3},
+};
+#define NAES (sizeof(aes_vecs) / sizeof(aes_vecs[0]))
+
+static void test_vectors_aes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NAES; i++) {
+		const struct aes_vec *v = &aes_vecs[i];
+		struct rm_quic_spec q = spec_of(v->spec);
+		__u8 key[16], sid[RM_QUIC_SID_MAX], nonce[RM_QUIC_CID_MAX],
+		    cid[RM_QUIC_CID_MAX], rnd[RM_QUIC_CID_MAX] = {0},
+		    made[RM_QUIC_CID_MAX];
+		struct rm_quic_ws w = {0};
+		int sn = hex(v->sid, sid, sizeof(sid));
+		int nn = hex(v->nonce, nonce, sizeof(nonce));
+		int cn = hex(v->cid, cid, sizeof(cid));
+		struct rm_quic_sid_key k = {0};
+		struct rm_quic_aes_user a;
+		struct rm_quic_cid c;
+
+		assert_int_equal(hex(v->key, key, sizeof(key)), 16);
+		rm_quic_aes_init(&a, key);
+		q.enc = RM_QUIC_ENC_AES;
+		assert_true(rm_quic_spec_valid(&q));
+		assert_int_equal(sn, q.sid_len);
+		assert_int_equal(nn, q.nonce_len);
+		assert_int_equal(v->passes == 1, sn + nn == RM_QUIC_SINGLE_PASS);
+		assert_int_equal(v->passes == 4, sn > (sn + nn) / 2);
+		/* the load balancer: the server ID */
+		cid_of(cid, (__u32)cn, &c);
+		assert_int_equal(rm_quic_decode_aes(&q, &c, &k, &a, &w),
+				 RM_QUIC_OK);
+		assert_int_equal(k.len, sn);
+		assert_memory_equal(k.sid, sid, (size_t)sn);
+		/* all four passes give the nonce back too */
+		memcpy(w.in, cid + 1, (size_t)(sn + nn));
+		assert_int_equal(rm_quic_crypt(&a, &w, (__u32)(sn + nn),
+					       (__u32)(sn + nn), 1), 0);
+		assert_memory_equal(w.out, sid, (size_t)sn);
+		assert_memory_equal(w.out + sn, nonce, (size_t)nn);
+		/* the server: the same CID from server ID and nonce */
+		memcpy(rnd + 1 + sn, nonce, (size_t)nn);
+		assert_int_equal(rm_quic_cid_make_aes(&q, sid, rnd, made, &a), cn);
+		assert_memory_equal(made, cid, (size_t)cn);
+		/* the plaintext reading of it names no such server ID */
+		assert_int_equal(rm_quic_decode(&q, &c, &k), RM_QUIC_OK);
+		assert_memory_not_equal(k.sid, sid, (size_t)sn);
 	}
 }
 
@@ -280,18 +350,26 @@ static void test_spec_text(void **state)
 }
 
 /* ---- the kernel --------------------------------------------------------- */
-enum { SVC_A = 0, SVC_B, SVC_FIXED, SVC_V6, SVC_NR };
+/* SVC_ENC + i: encrypted, aes_vecs[i]'s configuration and key */
+enum { SVC_A = 0, SVC_B, SVC_FIXED, SVC_V6, SVC_NR, SVC_ENC = SVC_NR };
+#define SVC_ALL (SVC_ENC + (int)NAES)
 static const struct {
 	const char *vip, *spec;
 	__u16 port;
 	int family;
-} svcs[SVC_NR] = {
+} svcs[SVC_ALL] = {
     [SVC_A] = {"10.0.0.1", "quic:3:4:0:self", 443, 4},
     [SVC_B] = {"10.0.0.2", "quic:5:5:1:self", 443, 4},
     [SVC_FIXED] = {"10.0.0.3", "quic:2:6:3:12", 443, 4},
     /* the first vector's configuration over IPv6 */
     [SVC_V6] = {"2001:db8::10", "quic:3:4:0:self", 443, 6},
+    [SVC_ENC + 0] = {"10.0.1.1", NULL, 443, 4},
+    [SVC_ENC + 1] = {"10.0.1.2", NULL, 443, 4},
+    [SVC_ENC + 2] = {"10.0.1.3", NULL, 443, 4},
+    [SVC_ENC + 3] = {"10.0.1.4", NULL, 443, 4},
+    [SVC_ENC + 4] = {"10.0.1.5", NULL, 443, 4},
 };
+_Static_assert(NAES == 5, "an encrypted service for each vector");
 #define CLIENT6 "2001:db8:c::7"
 /* nodes 1..NODES in every ring; each service's own node records */
 #define NODE_OF(svc, i) ((svc) * 100 + (i))
@@ -456,7 +534,7 @@ static void expect_one(const char *what, const __u64 *rose, __u32 counter)
 {
 	for (int i = 0; i < RM_CNT_MAX; i++) {
 		int quic = i >= RM_CNT_QUIC_CID_ROUTED &&
-			   i <= RM_CNT_QUIC_FB_CID_TOO_LONG;
+			   i <= RM_CNT_QUIC_FB_DECRYPT;
 		__u64 want = i == (int)counter ||
 			     i == RM_CNT_FWD_TX; /* the outcome */
 
@@ -654,10 +732,170 @@ static void test_kernel_node_states(void **state)
 	expect_one("restored", rose, RM_CNT_QUIC_CID_ROUTED);
 }
 
+/* ---- encrypted CIDs in the kernel ---------------------------------------- */
+static int keys_fd = -1;
+
+/* the encrypted services: each vector's configuration, key and server
+ * ID (on node 5 of 16, not the ring's owner of most CIDs) */
+#define ENC_NODE(i) NODE_OF(SVC_ENC + (int)(i), 5)
+
+static int enc_key(size_t i, int on)
+{
+	__u8 key[RM_QUIC_KEY_LEN];
+
+	if (rm_parse_hex(aes_vecs[i].key, key, sizeof(key)) != RM_QUIC_KEY_LEN)
+		return -1;
+	return rm_quic_key_set(keys_fd, (__u32)(SVC_ENC + i), on ? key : NULL,
+			       "/test/key");
+}
+
+static int setup_enc(void)
+{
+	struct bpf_map *map =
+	    bpf_object__find_map_by_name(fx->skel->obj, RM_QUIC_KEYS_MAP);
+	int err = 0;
+
+	if (!map)
+		return -1;
+	keys_fd = bpf_map__fd(map);
+	for (size_t i = 0; i < NAES; i++) {
+		__u32 s = SVC_ENC + (__u32)i, id = s;
+		struct rm_svc_meta m;
+		const char *why;
+
+		for (__u32 n = 1; n <= NODES; n++)
+			err |= node_put(NODE_OF(s, n), s, RM_NODE_ACTIVE, 1);
+		err |= dp_service(fx, 4, svcs[s].vip, IPPROTO_UDP, 443, s,
+				  RM_SVC_F_KEYED | RM_SVC_F_QUIC);
+		err |= bpf_map_lookup_elem(fx->svc_meta, &id, &m);
+		err |= rm_parse_keyspec(aes_vecs[i].spec, &m.keyspec, &why);
+		m.keyspec.quic.enc = RM_QUIC_ENC_AES;
+		err |= bpf_map_update_elem(fx->svc_meta, &id, &m, BPF_ANY);
+		err |= dp_push_ring(fx, &id, 1, NODE_OF(s, 1), NODES, 50);
+		err |= sid_put(s, aes_vecs[i].sid, ENC_NODE(i), 1);
+		if (err)
+			fail_msg("service of vector %zu", i);
+		if (enc_key(i, 1))
+			fail_msg("key of vector %zu: %s", i, rm_errmsg());
+	}
+	return err ? -1 : 0;
+}
+
+/* Every vector's CID, and fresh CIDs userspace encrypts for its server
+ * ID, reach the node holding it from any port, in long and short
+ * headers: the kernel's AES and nettle's, the shared passes. */
+static void test_kernel_aes_vectors(void **state)
+{
+	__u64 rose[RM_CNT_MAX];
+	__u8 pl[128];
+
+	(void)state;
+	NEED_BPF();
+	if (!rm_director_crypt())
+		fail_msg("this kernel has no BPF crypto kfuncs (Linux 6.10+): "
+			 "the encrypted path cannot be tested here");
+	assert_int_equal(setup_enc(), 0);
+	for (size_t i = 0; i < NAES; i++) {
+		struct rm_quic_spec q = spec_of(aes_vecs[i].spec);
+		int svc = SVC_ENC + (int)i;
+		struct rm_quic_aes_user a;
+		__u8 cid[RM_QUIC_CID_MAX], sid[RM_QUIC_SID_MAX], key[16],
+		    rnd[RM_QUIC_CID_MAX];
+		__u32 len = (__u32)hex(aes_vecs[i].cid, cid, sizeof(cid));
+		size_t n;
+
+		q.enc = RM_QUIC_ENC_AES;
+		hex(aes_vecs[i].sid, sid, sizeof(sid));
+		hex(aes_vecs[i].key, key, sizeof(key));
+		rm_quic_aes_init(&a, key);
+		for (__u16 sport = 2000; sport < 2016; sport++) {
+			n = long_hdr(pl, RM_QUIC_V1, 2, cid, len);
+			assert_int_equal(kernel_node(svc, sport, pl, n, rose),
+					 ENC_NODE(i));
+			expect_one("aes handshake", rose,
+				   RM_CNT_QUIC_CID_ROUTED);
+			n = short_hdr(pl, cid, len);
+			assert_int_equal(kernel_node(svc, sport, pl, n, rose),
+					 ENC_NODE(i));
+			expect_one("aes short", rose, RM_CNT_QUIC_CID_ROUTED);
+		}
+		for (int k = 0; k < 50; k++) {
+			__u8 made[RM_QUIC_CID_MAX];
+			int mn;
+
+			assert_int_equal(getrandom(rnd, sizeof(rnd), 0),
+					 (ssize_t)sizeof(rnd));
+			mn = rm_quic_cid_make_aes(&q, sid, rnd, made, &a);
+			assert_int_equal(mn, (int)len);
+			n = short_hdr(pl, made, (__u32)mn);
+			assert_int_equal(kernel_node(svc, 3000, pl, n, rose),
+					 ENC_NODE(i));
+			expect_one("made cid", rose, RM_CNT_QUIC_CID_ROUTED);
+		}
+	}
+}
+
+/* Without its key an encrypted service's CIDs go to the ring by their
+ * hash (quic-fallback-no-key), and the plaintext reading of a CID never
+ * routes: a node holding the CID's second octets as server ID gets
+ * nothing of it. With the key back, they route again. */
+static void test_kernel_aes_fallbacks(void **state)
+{
+	__u8 cid[RM_QUIC_CID_MAX], pl[128];
+	__u64 rose[RM_CNT_MAX];
+	int svc = SVC_ENC;
+	__u32 len;
+	size_t n;
+
+	(void)state;
+	NEED_BPF();
+	if (!rm_director_crypt())
+		fail_msg("this kernel has no BPF crypto kfuncs");
+	assert_int_equal(setup_enc(), 0);
+	len = (__u32)hex(aes_vecs[0].cid, cid, sizeof(cid));
+	/* the ciphertext's octets 1..3 as a server ID, on node 9 */
+	assert_int_equal(sid_put((__u32)svc, "20b1d0", NODE_OF(svc, 9), 1), 0);
+	n = short_hdr(pl, cid, len);
+	assert_int_equal(kernel_node(svc, 4000, pl, n, rose), ENC_NODE(0));
+	expect_one("with key", rose, RM_CNT_QUIC_CID_ROUTED);
+	assert_int_equal(enc_key(0, 0), 0);
+	assert_int_equal(kernel_node(svc, 4000, pl, n, rose),
+			 ring_node(svc, cid, len));
+	expect_one("no key", rose, RM_CNT_QUIC_FB_NO_KEY);
+	/* another codepoint still says config, key or not */
+	cid[0] ^= 0x20;
+	n = short_hdr(pl, cid, len);
+	assert_int_equal(kernel_node(svc, 4000, pl, n, rose),
+			 ring_node(svc, cid, len));
+	expect_one("config", rose, RM_CNT_QUIC_FB_CONFIG);
+	cid[0] ^= 0x20;
+	assert_int_equal(enc_key(0, 1), 0);
+	n = short_hdr(pl, cid, len);
+	assert_int_equal(kernel_node(svc, 4000, pl, n, rose), ENC_NODE(0));
+	expect_one("key again", rose, RM_CNT_QUIC_CID_ROUTED);
+	/* a server ID no node holds (the key of another vector) */
+	{
+		struct rm_quic_sid_key k = {.svc_id = (__u32)svc, .len = 3};
+
+		rm_parse_hex(aes_vecs[0].sid, k.sid, sizeof(k.sid));
+		assert_int_equal(bpf_map_delete_elem(bpf_map__fd(
+						 fx->skel->maps.rm_quic_sids),
+						 &k),
+				 0);
+		assert_int_equal(kernel_node(svc, 4000, pl, n, rose),
+				 ring_node(svc, cid, len));
+		expect_one("unknown", rose, RM_CNT_QUIC_FB_UNKNOWN_SID);
+		assert_int_equal(sid_put((__u32)svc, aes_vecs[0].sid,
+					 ENC_NODE(0), 1),
+				 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vectors),
+	    cmocka_unit_test(test_vectors_aes),
 	    cmocka_unit_test(test_headers),
 	    cmocka_unit_test(test_decode),
 	    cmocka_unit_test(test_spec_text),
@@ -665,6 +903,8 @@ int main(void)
 	    cmocka_unit_test(test_kernel_initials),
 	    cmocka_unit_test(test_kernel_fallbacks),
 	    cmocka_unit_test(test_kernel_node_states),
+	    cmocka_unit_test(test_kernel_aes_vectors),
+	    cmocka_unit_test(test_kernel_aes_fallbacks),
 	};
 
 	return rm_test_result(cmocka_run_group_tests_name("quic", tests,

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ringmaster.skel.h"
+#include "director_obj.h"
 #include "state.h"
 #include "layout.h"
 #include "state_int.h"
@@ -364,7 +365,20 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 	 * keep the record they have, or lack */
 	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_MAP_NAME(CONFIG));
 	fresh = access(path, F_OK) != 0;
-	skel = ringmaster_bpf__open();
+	/* pins made by the crypto object (encrypted QUIC services may be
+	 * configured) are never taken over by the plaintext one, which
+	 * would route their CIDs by nothing but the ring */
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, RM_QUIC_KEYS_MAP);
+	if (!rm_director_crypt() && !access(path, F_OK)) {
+		err = rm_state_fail(-EOPNOTSUPP,
+			"%s was made by the director that decrypts QUIC CIDs "
+			"(BPF crypto), which this kernel or RM_QUIC_CRYPT=0 "
+			"rules out: `ringctl save > cfg`, `ringload purge`, "
+			"attach, and restore cfg without --quic-key-file",
+			pin_dir);
+		goto out;
+	}
+	skel = rm_director_open();
 	if (!skel) {
 		err = rm_state_fail(-errno, "cannot open the BPF object: %s",
 			   strerror(errno));

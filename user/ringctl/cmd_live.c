@@ -78,6 +78,7 @@ void live_snap_free(struct rm_snap *s)
  * shared lock or none it only reads, and lv->new is lv->old. */
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 {
+	lv->dry_run = o->dry_run;
 	lv->old = live_snap_alloc();
 	lv->new = lock == RM_LOCK_EX ? live_snap_alloc() : lv->old;
 	if (!lv->old || !lv->new) {
@@ -160,6 +161,8 @@ void live_svc_text(const struct rm_svc_meta *m, char *out, size_t len)
 	if (m->flags & RM_SVC_F_KEYED) {
 		strcpy(key, " key ");
 		rm_format_keyspec(&m->keyspec, key + 5, sizeof(key) - 5);
+		if (m->keyspec.kind == RM_KEY_QUIC && m->keyspec.quic.enc)
+			strcat(key, " encrypted");
 	}
 	if (m->ring.scheme != RM_RING_RINGMASTER) {
 		n = strlen(key);

@@ -24,6 +24,7 @@ struct live {
 	struct rm_state st;
 	struct rm_snap *old; /* as read under the lock */
 	struct rm_snap *new; /* the copy edits change */
+	bool dry_run;	     /* --dry-run: edits touch no live state */
 };
 
 struct edit;
@@ -57,6 +58,9 @@ struct edit {
 	bool handover_set;
 	char done[256]; /* what a commit of this edit did, for the user */
 	int line;	/* restore: where it came from */
+	/* service add --quic-key-file: an encrypted QUIC service's key */
+	__u8 quic_key[RM_QUIC_KEY_LEN];
+	char quic_key_file[RM_QUIC_KEY_FILE_MAX];
 };
 typedef int (*edit_parse_fn)(struct ctl_opts *o, struct edit *e);
 
@@ -92,6 +96,13 @@ int live_ring(struct live *lv, __u32 svc, struct rm_ring *r);
 
 /* lookup --cid HEX: a --key quic service's CID (cmd_quic.c). */
 int lookup_cid(struct ctl_opts *o, struct live *lv, int svc);
+/* An encrypted QUIC service's encryption and key file (never the key):
+ * a line of show's text, or fields of its JSON object j; nothing for
+ * other services (cmd_quic.c). */
+struct rm_json;
+void quic_key_show(const struct live *lv, __u32 svc, struct rm_json *j);
+/* save: " --quic-key-file FILE" for an encrypted QUIC service */
+void quic_key_save(FILE *f, const struct live *lv, __u32 svc);
 /* lookup: the connection table's entry for the flow (cmd_lookup_conn.c).
  * owner: the ring's owner slot, or -1 when the ring has none. */
 struct lookup_conn {

@@ -2,8 +2,10 @@
 /* QUIC services (--key quic): lookup --cid, and quic-cid, the routable
  * CIDs a node's QUIC server may issue. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd_live.h"
 #include "json.h"
 #include "quic.h"
@@ -105,7 +107,16 @@ int cmd_quic_cid(struct ctl_opts *o)
 		live_close(&lv);
 		return ctl_runtime_error("out of memory");
 	}
-	if (rm_quic_cids(lv.old, (__u32)node, count, cids, &len)) {
+	ret = rm_quic_cids(&lv.st, lv.old, (__u32)node, count, cids, &len);
+	if (ret == -ENOKEY) {
+		ret = ctl_runtime_error("quic-cid: service %s is encrypted and "
+					"its key is not loaded: `ringctl "
+					"service del` and add it again with "
+					"--quic-key-file",
+					o->argv[0]);
+		goto out;
+	}
+	if (ret) {
 		ret = ctl_runtime_error("quic-cid: node %s of %s has no QUIC-LB "
 					"server ID: a --key quic service's "
 					"node takes one with `node add ... "
@@ -132,4 +143,62 @@ out:
 	free(cids);
 	live_close(&lv);
 	return ret;
+}
+
+/* An encrypted QUIC service's key, as show and save tell it: never the
+ * key itself (docs/quic.md), the file it came from. 0 and the record,
+ * or -ENOKEY. */
+static int key_record(const struct live *lv, __u32 svc, struct rm_quic_key *k)
+{
+	int fd = rm_quic_keys_open(lv->st.pin_dir), err;
+
+	if (fd < 0)
+		return -ENOKEY;
+	err = rm_quic_key_get(fd, svc, k);
+	close(fd);
+	explicit_bzero(k->key, sizeof(k->key));
+	return !err && k->set ? 0 : -ENOKEY;
+}
+
+void quic_key_show(const struct live *lv, __u32 svc, struct rm_json *j)
+{
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	const struct rm_quic_spec *q = &m->keyspec.quic;
+	const char *alg = q->sid_len + q->nonce_len == RM_QUIC_SINGLE_PASS
+				  ? "one pass"
+				  : "four passes";
+	struct rm_quic_key k;
+	int err;
+
+	if (m->keyspec.kind != RM_KEY_QUIC || !q->enc)
+		return;
+	err = key_record(lv, svc, &k);
+	if (j) {
+		rm_json_str(j, "quic_encryption", "aes-128-ecb");
+		rm_json_bool(j, "quic_key_loaded", !err);
+		if (!err)
+			rm_json_str(j, "quic_key_file", k.file);
+		return;
+	}
+	if (err)
+		printf("  QUIC-LB: encrypted CIDs (AES-128-ECB, %s), NO KEY "
+		       "LOADED: every CID goes to the ring by its hash\n",
+		       alg);
+	else
+		printf("  QUIC-LB: encrypted CIDs (AES-128-ECB, %s), key from "
+		       "%s\n",
+		       alg, k.file);
+}
+
+void quic_key_save(FILE *f, const struct live *lv, __u32 svc)
+{
+	const struct rm_svc_meta *m = &lv->old->svc[svc];
+	struct rm_quic_key k;
+
+	if (m->keyspec.kind != RM_KEY_QUIC || !m->keyspec.quic.enc)
+		return;
+	/* without a record the option still goes out: restore then fails
+	 * loudly instead of making the service a plaintext one */
+	fprintf(f, " --quic-key-file %s",
+		key_record(lv, svc, &k) || !k.file[0] ? "?" : k.file);
 }

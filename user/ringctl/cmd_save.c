@@ -52,6 +52,7 @@ static void write_config(FILE *f, const struct live *lv, bool fleet)
 		if (m->flags & RM_SVC_F_KEYED) {
 			rm_format_keyspec(&m->keyspec, key, sizeof(key));
 			fprintf(f, " --key %s", key);
+			quic_key_save(f, lv, i);
 		}
 		if (m->ring.scheme != RM_RING_RINGMASTER) {
 			rm_format_ringspec(&m->ring, key, sizeof(key));

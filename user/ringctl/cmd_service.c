@@ -2,20 +2,96 @@
 /* service add / del / list on the live state. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "cmd_live.h"
 #include "json.h"
 #include "key.h"
+#include "quic.h"
+
+/* The director's rm_quic_keys, or the error saying it has none. */
+static int keys_open(struct live *lv, const char *cmd, int *fd)
+{
+	*fd = rm_quic_keys_open(lv->st.pin_dir);
+	if (*fd == -ENOENT)
+		return ctl_runtime_error(
+		    "%s: the director in %s cannot decrypt QUIC CIDs: its "
+		    "kernel gives BPF no crypto kfuncs (Linux 6.10+; or "
+		    "ringload attached it with RM_QUIC_CRYPT=0). Leave out "
+		    "--quic-key-file for plaintext CIDs",
+		    cmd, lv->st.pin_dir);
+	if (*fd < 0)
+		return ctl_runtime_error("%s: cannot open %s/%s: %s", cmd,
+					 lv->st.pin_dir, RM_QUIC_KEYS_MAP,
+					 strerror(-*fd));
+	return 0;
+}
 
 static int svc_add_apply(struct edit *e, struct live *lv)
 {
-	int id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
+	int id, fd = -1, ret;
 
-	if (id < 0)
-		return ctl_runtime_error("%s", rm_errmsg());
+	/* an encrypted service's key goes in before its packets can come:
+	 * refused at once where the kernel cannot decrypt */
+	if (e->meta.keyspec.kind == RM_KEY_QUIC && e->meta.keyspec.quic.enc) {
+		ret = keys_open(lv, "service add", &fd);
+		if (ret)
+			return ret;
+	}
+	id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
+	if (id < 0) {
+		ret = ctl_runtime_error("%s", rm_errmsg());
+		goto out;
+	}
+	if (fd >= 0 && !lv->dry_run &&
+	    rm_quic_key_set(fd, (__u32)id, e->quic_key, e->quic_key_file)) {
+		ret = ctl_runtime_error("service add: %s", rm_errmsg());
+		goto out;
+	}
 	snprintf(e->done, sizeof(e->done), "service %s added (id %d)", e->svc,
 		 id);
+	ret = 0;
+out:
+	explicit_bzero(e->quic_key, sizeof(e->quic_key));
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* --quic-key-file FILE: the key of an encrypted --key quic service */
+static int svc_quic_key(const struct ctl_opts *o, struct edit *e)
+{
+	const char *f = o->quic_key_file, *why;
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (e->meta.keyspec.kind != RM_KEY_QUIC)
+		return ctl_usage_error("service add: --quic-key-file is for "
+				       "--key quic services");
+	if (!realpath(f, path) || stat(path, &st))
+		return ctl_usage_error("service add: --quic-key-file %s: %s",
+				       f, strerror(errno));
+	if (strlen(path) >= sizeof(e->quic_key_file))
+		return ctl_usage_error("service add: --quic-key-file %s: a "
+				       "path of at most %d bytes",
+				       f, RM_QUIC_KEY_FILE_MAX - 1);
+	/* a secret: like ssh's keys, refused when others may read it */
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		return ctl_usage_error("service add: --quic-key-file %s: "
+				       "group or others may use it (mode "
+				       "%03o): chmod 600 %s",
+				       f, (unsigned)(st.st_mode & 0777), f);
+	err = rm_quic_key_read(path, e->quic_key, &why);
+	if (err)
+		return ctl_usage_error("service add: --quic-key-file %s: %s",
+				       f, err == -EINVAL ? why : strerror(-err));
+	snprintf(e->quic_key_file, sizeof(e->quic_key_file), "%s", path);
+	e->meta.keyspec.quic.enc = RM_QUIC_ENC_AES;
 	return 0;
 }
 
@@ -69,6 +145,8 @@ int svc_add_parse(struct ctl_opts *o, struct edit *e)
 	m->key.flags = o->vip.family == RM_FAMILY_V6 ? RM_SVCK_V6 : 0;
 	m->vnodes = o->vnodes.val;
 	ret = svc_key_parse(o, m);
+	if (!ret && o->quic_key_file)
+		ret = svc_quic_key(o, e);
 	if (ret)
 		return ret;
 	snprintf(m->name, sizeof(m->name), "%s", o->argv[0]);
@@ -79,10 +157,24 @@ int svc_add_parse(struct ctl_opts *o, struct edit *e)
 
 static int svc_del_apply(struct edit *e, struct live *lv)
 {
-	int id = live_svc(lv, e->svc);
+	int id = live_svc(lv, e->svc), fd;
 
 	if (id < 0)
 		return RM_EXIT_RUNTIME;
+	/* an encrypted service's key goes with it: a secret kept nowhere
+	 * it is not needed */
+	fd = lv->old->svc[id].keyspec.kind == RM_KEY_QUIC &&
+		     lv->old->svc[id].keyspec.quic.enc && !lv->dry_run
+		 ? rm_quic_keys_open(lv->st.pin_dir)
+		 : -1;
+	if (fd >= 0) {
+		int err = rm_quic_key_set(fd, (__u32)id, NULL, NULL);
+
+		close(fd);
+		if (err)
+			return ctl_runtime_error("service del: %s",
+						 rm_errmsg());
+	}
 	rm_snap_svc_del(lv->new, id);
 	snprintf(e->done, sizeof(e->done), "service %s deleted", e->svc);
 	return 0;

@@ -122,6 +122,7 @@ static void show_json(struct rm_json *j, struct live *lv, struct view *w)
 	rm_json_bool(j, "ring_matches", w->matches);
 	rm_json_u64(j, "conns", svc_conns(lv, svc, w->conns));
 	health_check_json(j, m);
+	quic_key_show(lv, svc, j);
 	w->ret = hops_show_json(j, lv, svc);
 	rm_json_arr_open(j, "nodes");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
@@ -183,6 +184,7 @@ static void show_text(struct live *lv, struct view *w)
 		       "configuration (an interrupted change?): `ringctl save "
 		       "| ringctl restore -` rebuilds it\n");
 	health_check_text(m);
+	quic_key_show(lv, svc, NULL);
 	w->ret = hops_show_text(lv, svc);
 	printf("  %-20s %-8s %-26s %6s %7s %8s %8s %7s  %-17s %-10s\n",
 	       "NODE", "STATE", "HEALTH", "WEIGHT", "VNODES", "SHARE", "CONNS",

@@ -175,6 +175,13 @@ static const struct cli_opt service_add_opts[] = {
 	"else to the ring by its hash; "
 	"flow: by the flow",
 	.def = "flow", .words = key_kinds),
+    STR("quic-key-file", quic_key_file, RM_QUIC_KEY_FILE_MAX - 1, "FILE",
+	"with --key quic: the servers' CIDs are encrypted (QUIC-LB AES-128-"
+	"ECB: one pass when SIDLEN + NONCELEN is 16, else four) under the "
+	"key in FILE, 32 hex digits, readable by no one but its owner. "
+	"Needs a kernel whose BPF programs may call the crypto kfuncs "
+	"(Linux 6.10+). show never prints the key; save writes this option "
+	"with FILE's path, and restore reads the file again"),
     STR("ring", ringspec, 63, "ringmaster|ketama|md5-vnodes:TEMPLATE:COUNT",
 	"with --key: where the ring puts each node and key: ringmaster, the "
 	"keyed hash; ketama, libmemcached's weighted ketama (MD5 of each "

@@ -39,6 +39,8 @@ struct ctl_opts {
 	/* node add --server-id HEX: a --key quic service's QUIC-LB server ID;
 	 * lookup --cid HEX; quic-cid --count N */
 	const char *server_id, *cid;
+	/* service add --quic-key-file FILE: encrypted QUIC-LB CIDs */
+	const char *quic_key_file;
 	struct cli_u32 count;
 	/* save --output FILE */
 	const char *output;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <linux/if_link.h>
 #include "ringmaster.skel.h"
+#include "director_obj.h"
 #include "history.h"
 #include "ringload.h"
 #include "xdp_chain.h"
@@ -31,7 +32,7 @@ static int attach_mode(struct load_opts *o, int ifindex,
 		       enum xdp_attach_mode mode)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = RM_PROG_NAME);
-	struct ringmaster_bpf *skel = ringmaster_bpf__open();
+	struct ringmaster_bpf *skel = rm_director_open();
 	struct xdp_program *prog = NULL;
 	int err;
 

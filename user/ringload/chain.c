@@ -19,6 +19,7 @@
 #include "json.h"
 #include "ringload.h"
 #include "ringmaster.skel.h"
+#include "director_obj.h"
 #include "root.skel.h"
 #include "xdp_chain.h"
 
@@ -186,7 +187,7 @@ out:
 static int load_director(struct load_opts *o, int chain_fd, __u32 slot,
 			 struct ringmaster_bpf **out)
 {
-	struct ringmaster_bpf *skel = ringmaster_bpf__open();
+	struct ringmaster_bpf *skel = rm_director_open();
 	int err;
 
 	*out = NULL;

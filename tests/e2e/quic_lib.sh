@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers of the QUIC end-to-end tests (test_quic.sh, test_quic_crypt.sh):
+# datagrams made by the test, sent from the client, counted at the nodes.
+# Sourced after lib.sh, with the testbed up and rm_server on the nodes.
+
+# quic_send FILE: each line "SRC SPORT DPORT HEX" one datagram to the VIP
+quic_send()
+{
+	tb_exec "$TB_CLIENT_NS" python3 - "$TB_VIP4" "$1" <<'PY'
+import socket, sys
+vip = sys.argv[1]
+for line in open(sys.argv[2]):
+    src, sport, dport, payload = line.split()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((src, int(sport)))
+    s.sendto(bytes.fromhex(payload), (vip, int(dport)))
+    s.close()
+PY
+}
+
+# quic_counts: datagrams each node's servers received, "N1 N2 N3"
+quic_counts()
+{
+	local i out=()
+	sleep 0.4
+	for ((i = 1; i <= TB_NODES; i++)); do
+		out+=("$(e2e_server_count "$i" udp_datagrams)")
+	done
+	echo "${out[*]}"
+}
+
+# quic_deltas FILE: quic_send FILE, then the datagrams each node got of
+# it, "D1 D2 D3"
+quic_deltas()
+{
+	local before after i out=()
+	local -a b a
+	before=$(quic_counts)
+	quic_send "$1" || return 1
+	after=$(quic_counts)
+	read -r -a b <<<"$before"
+	read -r -a a <<<"$after"
+	for ((i = 0; i < TB_NODES; i++)); do
+		out+=("$((a[i] - b[i]))")
+	done
+	echo "${out[*]}"
+}
+
+# quic_stat NAME: the director's counter NAME
+quic_stat()
+{
+	e2e_ctl stats --json | e2e_json "d['counters']['$1']"
+}
