@@ -1,9 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Helpers of the QUIC end-to-end tests (test_quic.sh, test_quic_crypt.sh):
-# datagrams made by the test, sent from the client, counted at the nodes.
-# Sourced after lib.sh, with the testbed up and rm_server on the nodes.
+# Helpers of the QUIC end-to-end tests (test_quic.sh, test_quic_crypt.sh,
+# test_quic_ngtcp2.sh): nodes added to a service, the client's second
+# address, datagrams made by the test, sent from the client, counted at
+# the nodes. Sourced after lib.sh; called with the testbed up.
+
+# quic_node_add SVC I [ARGS...]: node I of the testbed into SVC (its MAC,
+# through its director interface), ringctl's own options after
+quic_node_add()
+{
+	e2e_ctl node add "$1" "${TB_NODE_NAME[$2]}" --mac "${TB_NODE_MAC[$2]}" \
+		--dev "${TB_DIR_NODE_IF[$2]}" "${@:3}" >/dev/null
+}
+
+# quic_client2_add ADDR: the client's second address, for a migration to
+# a new source address ("Wi-Fi to mobile")
+quic_client2_add()
+{
+	tb_exec "$TB_CLIENT_NS" ip addr add "$1/24" dev "$TB_CLIENT_IF" ||
+		e2e_die "second client address $1"
+}
 
 # quic_send FILE: each line "SRC SPORT DPORT HEX" one datagram to the VIP
 quic_send()

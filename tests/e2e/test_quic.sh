@@ -37,15 +37,9 @@ work=$TB_STATE_DIR/quic
 mkdir -p "$work"
 e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
 e2e_start_servers "$PORT" || e2e_die "rm_server on port $PORT"
-tb_exec "$TB_CLIENT_NS" ip addr add "$CLIENT2/24" dev "$TB_CLIENT_IF" ||
-	e2e_die "second client address"
+quic_client2_add "$CLIENT2"
 
 SID=(- c4605e 000002 000003)
-add_node()
-{
-	e2e_ctl node add "$1" "${TB_NODE_NAME[$2]}" --mac "${TB_NODE_MAC[$2]}" \
-		--dev "${TB_DIR_NODE_IF[$2]}" "${@:3}" >/dev/null
-}
 
 # ---- control plane ----------------------------------------------------------
 e2e_ctl service add quic --vip "$TB_VIP4" --port "$PORT" --proto udp \
@@ -53,17 +47,17 @@ e2e_ctl service add quic --vip "$TB_VIP4" --port "$PORT" --proto udp \
 e2e_ctl service add flow --vip "$TB_VIP4" --port 8443 --proto udp \
 	>/dev/null || e2e_die "service add flow"
 for i in 1 2; do
-	add_node quic "$i" --server-id "${SID[i]}" || e2e_die "node add $i"
+	quic_node_add quic "$i" --server-id "${SID[i]}" || e2e_die "node add $i"
 done
 for ((i = 1; i <= TB_NODES; i++)); do
-	add_node flow "$i" || e2e_die "node add flow $i"
+	quic_node_add flow "$i" || e2e_die "node add flow $i"
 done
-add_node quic 3 --server-id "${SID[1]}" 2>"$work/err"
+quic_node_add quic 3 --server-id "${SID[1]}" 2>"$work/err"
 e2e_expect_eq "a server ID two nodes hold is refused (exit 1)" "$?" 1
 e2e_check "... naming both nodes" grep -q "same server ID" "$work/err"
-add_node quic 3 --server-id 0003 2>"$work/err"
+quic_node_add quic 3 --server-id 0003 2>"$work/err"
 e2e_expect_eq "a server ID of another length is refused (exit 1)" "$?" 1
-add_node quic 3 --server-id 00x003 2>/dev/null
+quic_node_add quic 3 --server-id 00x003 2>/dev/null
 e2e_expect_eq "a server ID that is no hex is a usage error (exit 2)" "$?" 2
 e2e_ctl node add flow extra --mac "${TB_NODE_MAC[3]}" \
 	--dev "${TB_DIR_NODE_IF[3]}" --server-id 000009 2>/dev/null >&2
@@ -152,7 +146,7 @@ cat "$work/c1" "$work/c2" | awk -v s="$TB_CLIENT_IP4" -v d="$PORT" \
 before=$(quic_counts)
 quic_send "$work/ring"
 mid=$(quic_counts)
-add_node quic 3 --server-id "${SID[3]}" || e2e_fail "node add node3"
+quic_node_add quic 3 --server-id "${SID[3]}" || e2e_fail "node add node3"
 e2e_ctl show quic --json | e2e_json 'len(d["services"][0]["nodes"])' >"$work/n"
 quic_send "$work/ring"
 after=$(quic_counts)
@@ -170,7 +164,7 @@ e2e_ctl service del quic >/dev/null || e2e_fail "service del quic"
 e2e_ctl service add quic5 --vip "$TB_VIP4" --port "$PORT" --proto udp \
 	>/dev/null || e2e_fail "service add quic5 (5-tuple)"
 for ((i = 1; i <= TB_NODES; i++)); do
-	add_node quic5 "$i" || e2e_fail "node add quic5 $i"
+	quic_node_add quic5 "$i" || e2e_fail "node add quic5 $i"
 done
 before=$(quic_counts)
 quic_send "$work/pkts" || e2e_fail "send to the 5-tuple service"

@@ -36,15 +36,9 @@ work=$TB_STATE_DIR/quic_crypt
 mkdir -p "$work"
 e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
 e2e_start_servers "$PORT" || e2e_die "rm_server on port $PORT"
-tb_exec "$TB_CLIENT_NS" ip addr add "$CLIENT2/24" dev "$TB_CLIENT_IF" ||
-	e2e_die "second client address"
+quic_client2_add "$CLIENT2"
 
 SID=(- ed793a 000002 000003)
-add_node()
-{
-	e2e_ctl node add "$1" "${TB_NODE_NAME[$2]}" --mac "${TB_NODE_MAC[$2]}" \
-		--dev "${TB_DIR_NODE_IF[$2]}" "${@:3}" >/dev/null
-}
 add_svc()
 {
 	e2e_ctl service add "$1" --vip "$TB_VIP4" --port "$PORT" --proto udp \
@@ -67,7 +61,7 @@ e2e_expect_eq "--quic-key-file without --key quic is refused (exit 2)" "$?" 2
 add_svc q --quic-key-file "$keyf" >/dev/null ||
 	e2e_die "service add --key quic --quic-key-file"
 for i in 1 2 3; do
-	add_node q "$i" --server-id "${SID[i]}" || e2e_die "node add $i"
+	quic_node_add q "$i" --server-id "${SID[i]}" || e2e_die "node add $i"
 done
 e2e_ctl show q >"$work/show"
 e2e_ctl show q --json >"$work/show.json"

@@ -37,6 +37,8 @@ set -u
 
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/e2e/quic_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/quic_lib.sh"
 
 PORT=443       # the --key quic service
 PORT5=8443     # a 5-tuple service of the same nodes
@@ -55,8 +57,7 @@ e2e_setup 4
 work=$TB_STATE_DIR/quic
 mkdir -p "$work"
 e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
-tb_exec "$TB_CLIENT_NS" ip addr add "$CLIENT2/24" dev "$TB_CLIENT_IF" ||
-	e2e_die "second client address"
+quic_client2_add "$CLIENT2"
 # a throwaway certificate (gtlsclient does not verify it)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 	-keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
@@ -88,18 +89,13 @@ for ((i = 1; i <= TB_NODES; i++)); do
 	done
 done
 
-add_node()
-{
-	e2e_ctl node add "$1" "${TB_NODE_NAME[$2]}" --mac "${TB_NODE_MAC[$2]}" \
-		--dev "${TB_DIR_NODE_IF[$2]}" "${@:3}" >/dev/null
-}
 e2e_ctl service add h3 --vip "$TB_VIP4" --port "$PORT" --proto udp \
 	--key "quic:$SPEC" >/dev/null || e2e_die "service add h3 --key quic"
 e2e_ctl service add h3flow --vip "$TB_VIP4" --port "$PORT5" --proto udp \
 	>/dev/null || e2e_die "service add h3flow"
 for i in 1 2 3; do
-	add_node h3 "$i" --server-id "$(sid "$i")" || e2e_die "node add h3 $i"
-	add_node h3flow "$i" || e2e_die "node add h3flow $i"
+	quic_node_add h3 "$i" --server-id "$(sid "$i")" || e2e_die "node add h3 $i"
+	quic_node_add h3flow "$i" || e2e_die "node add h3flow $i"
 done
 
 # clients TAG PORT N [gtlsclient options]: N gtlsclients at once from the
@@ -265,7 +261,7 @@ lookup_some()
 			e2e_json '"%s %s" % (d["node"], d["by"])')"
 	done < <(head -n 10 "$work/held.conns")
 }
-add_node h3 4 --server-id "$(sid 4)" || e2e_fail "node add h3 node4"
+quic_node_add h3 4 --server-id "$(sid 4)" || e2e_fail "node add h3 node4"
 share=$(e2e_shares h3 | awk '$1 == "node4" { print $2 }')
 e2e_check "ring change: node4 joined with the $HELD connections open, and took a share of the ring (${share:-none})" \
 	awk -v s="${share:-0}" 'BEGIN { exit !(s > 0) }'
@@ -345,7 +341,7 @@ done
 e2e_ctl service add h3rand --vip "$TB_VIP4" --port "$PORTC" --proto udp \
 	--key "quic:$SPEC" >/dev/null || e2e_fail "service add h3rand"
 for i in 1 2 3; do
-	add_node h3rand "$i" --server-id "$(sid "$i")" ||
+	quic_node_add h3rand "$i" --server-id "$(sid "$i")" ||
 		e2e_fail "node add h3rand $i"
 	tb_spawn "${TB_NODE_NS[i]}" "$work/gtlsserver-node$i.log" gtlsserver \
 		-q -d "$work/htdocs" --timeout=15s "$TB_VIP4" "$PORTC" \
