@@ -382,3 +382,20 @@ int dir_obj_load(const struct director *d, const char *path, const char *what,
 	*fd = bpf_program__fd(prog);
 	return 0;
 }
+
+int bench_unencap_run(int unencap_fd, const __u8 *frame, __u32 len,
+		      __u32 ifindex, __u32 repeat, struct bench_run *r)
+{
+	struct xdp_md ctx = {.data_end = len, .ingress_ifindex = ifindex};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+		    .data_size_in = len, .data_out = r->out,
+		    .data_size_out = sizeof(r->out), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(unencap_fd, &opts))
+		return -errno;
+	r->retval = opts.retval;
+	r->out_len = opts.data_size_out;
+	r->ns = opts.duration;
+	return 0;
+}

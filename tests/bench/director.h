@@ -101,4 +101,16 @@ bool bench_ip_csum_ok(const __u8 *iph);
  * bench part in the error. 0 or -errno. */
 int bench_netns(const char *const *cmds, size_t n, const char *part);
 
+/* One timed run of an encapsulating path: what test_run returned. */
+struct bench_run {
+	__u32 retval, out_len;
+	double ns;
+	__u8 out[128];
+};
+/* repeat runs of frame[0, len) through tg_unencap (unencap_fd: it takes
+ * the last run's outer headers off, then tail-calls the program measured)
+ * with ingress ifindex; 0 or -errno. */
+int bench_unencap_run(int unencap_fd, const __u8 *frame, __u32 len,
+		      __u32 ifindex, __u32 repeat, struct bench_run *r);
+
 #endif

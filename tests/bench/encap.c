@@ -96,12 +96,6 @@ enum {
 static const char *const var_names[V_CAND] = {
     "baseline", "director", "tg_unencap alone", "tg_unencap + tg_push"};
 
-struct eb_run {
-	__u32 retval, out_len;
-	double ns;
-	__u8 out[128];
-};
-
 struct eb_row {
 	const char *name;
 	__u8 via;
@@ -111,7 +105,7 @@ struct eb_row {
 	struct bench_stat st[V_MAX];
 	double ratio, net_ratio;
 	double l2_net; /* (director - method floor) / the l2 row's net */
-	struct eb_run ref; /* the baseline's frame */
+	struct bench_run ref; /* the baseline's frame */
 	char status[160];
 };
 
@@ -182,25 +176,14 @@ static int set_next(struct ectx *k, int fd)
 }
 
 static int eb_trun(struct ectx *k, int next_fd, __u32 repeat,
-		   struct eb_run *r)
+		   struct bench_run *r)
 {
-	struct xdp_md ctx = {.data_end = EB_FRAME_LEN,
-			     .ingress_ifindex = k->ifindex};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = k->frame,
-		    .data_size_in = EB_FRAME_LEN, .data_out = r->out,
-		    .data_size_out = sizeof(r->out), .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = repeat);
 	int err = set_next(k, next_fd);
 
-	if (err)
-		return err;
-	if (bpf_prog_test_run_opts(bpf_program__fd(k->tg->progs.tg_unencap),
-				   &opts))
-		return -errno;
-	r->retval = opts.retval;
-	r->out_len = opts.data_size_out;
-	r->ns = opts.duration;
-	return 0;
+	return err ? err
+		   : bench_unencap_run(
+			 bpf_program__fd(k->tg->progs.tg_unencap), k->frame,
+			 EB_FRAME_LEN, k->ifindex, repeat, r);
 }
 
 /* The director's one node: slot 0 of service BENCH_SVC_ID, by row->via. */
@@ -267,7 +250,7 @@ static int counter_off(char *status, size_t len, int i, __u64 d, __u64 exp)
 
 /* One checked, timed run of variant v of row; ns on success. */
 static int eb_measure(struct ectx *k, struct eb_row *row, int v,
-		      __u32 repeat, const struct eb_run *ref, struct eb_run *r)
+		      __u32 repeat, const struct bench_run *ref, struct bench_run *r)
 {
 	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
 	int next = v >= V_CAND	  ? k->cand_fd[v - V_CAND]
@@ -357,7 +340,7 @@ static int eb_select(struct ectx *k, struct eb_row *row)
  * director's must equal) and a warm-up. */
 static int eb_prepare(struct ectx *k, struct eb_row *row, __u32 repeat)
 {
-	struct eb_run r;
+	struct bench_run r;
 
 	if (eb_select(k, row) || eb_measure(k, row, V_BASE, 1, NULL, &row->ref) ||
 	    eb_measure(k, row, V_DIR, 1, &row->ref, &r))
@@ -383,7 +366,7 @@ static void eb_rows(struct ectx *k, struct eb_row *rows, int nrows)
 {
 	const int rounds = k->o->rounds;
 	__u32 repeat = k->o->quick ? EB_REPEAT / 10 : EB_REPEAT;
-	struct eb_run r;
+	struct bench_run r;
 
 	for (int i = 0; i < nrows; i++)
 		eb_prepare(k, &rows[i], repeat);
@@ -650,7 +633,7 @@ static int sc_gen(struct ectx *k, __u32 to)
 }
 
 static int sc_measure(struct ectx *k, struct sc_row *row, __u32 repeat,
-		      struct eb_run *r)
+		      struct bench_run *r)
 {
 	__u64 before[RM_CNT_MAX], after[RM_CNT_MAX];
 	__u32 want_len = EB_FRAME_LEN +
@@ -697,7 +680,7 @@ static void sc_rows(struct ectx *k, struct sc_row *rows, int n)
 	__u32 repeat = k->o->quick ? EB_REPEAT / 10 : EB_REPEAT, zero = 0;
 	struct rm_node gue1 = {0};
 	struct rm_config cfg;
-	struct eb_run r;
+	struct bench_run r;
 	__u32 one = 1;
 
 	/* an ACK; slot 1: the old owner, GUE like slot 0 */

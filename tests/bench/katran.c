@@ -255,22 +255,10 @@ static int kt_prog(const struct kt_ctx *k, int v)
 	}
 }
 
-struct kt_run {
-	__u32 retval, out_len;
-	double ns;
-	__u8 out[128];
-};
-
 /* repeat runs of variant v on row's frame, behind the wrapper. */
 static int kt_trun(struct kt_ctx *k, const struct kt_row *row, int v,
-		   const __u8 *frame, __u32 repeat, struct kt_run *r)
+		   const __u8 *frame, __u32 repeat, struct bench_run *r)
 {
-	struct xdp_md ctx = {.data_end = KT_FRAME_LEN,
-			     .ingress_ifindex = k->ifindex};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
-		    .data_size_in = KT_FRAME_LEN, .data_out = r->out,
-		    .data_size_out = sizeof(r->out), .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = repeat);
 	int err = 0;
 
 	if (v <= KV_GUE)
@@ -287,18 +275,13 @@ static int kt_trun(struct kt_ctx *k, const struct kt_row *row, int v,
 	}
 	if (err)
 		return err;
-	if (bpf_prog_test_run_opts(bpf_program__fd(k->tgu->progs.tg_unencap),
-				   &opts))
-		return -errno;
-	r->retval = opts.retval;
-	r->out_len = opts.data_size_out;
-	r->ns = opts.duration;
-	return 0;
+	return bench_unencap_run(bpf_program__fd(k->tgu->progs.tg_unencap),
+				 frame, KT_FRAME_LEN, k->ifindex, repeat, r);
 }
 
 /* The director's frame for in (the last packet of a run). */
 static int kt_expect_dir(const struct kt_ctx *k, int v, const __u8 *in,
-			 const struct kt_run *r, char *why, size_t wlen)
+			 const struct bench_run *r, char *why, size_t wlen)
 {
 	static const int via[] = {RM_VIA_L2, RM_VIA_IPIP, RM_VIA_GUE};
 	struct kt_outer o = {.in = in, .out = r->out, .out_len = r->out_len};
@@ -334,7 +317,7 @@ static int kt_expect_dir(const struct kt_ctx *k, int v, const __u8 *in,
 
 /* One checked run of v on row (repeat packets). */
 static int kt_measure(struct kt_ctx *k, struct kt_row *row, int v,
-		      __u32 repeat, struct kt_run *r)
+		      __u32 repeat, struct bench_run *r)
 {
 	struct kt_katran *kat = v == KV_KATNF ? &k->katnf : &k->kat;
 	__u64 rb[RM_CNT_MAX], ra[RM_CNT_MAX];
@@ -434,7 +417,7 @@ static int kt_prime(struct kt_ctx *k, struct kt_row *row)
 {
 	struct kt_row syn = *row;
 	__u32 n = row->mixed ? KT_MIX_MASK + 1 : 1;
-	struct kt_run r;
+	struct bench_run r;
 	int err;
 
 	syn.frame[ETH_HLEN + 20 + 13] = BENCH_TCP_SYN;
@@ -455,7 +438,7 @@ static int kt_prime(struct kt_ctx *k, struct kt_row *row)
 static void kt_rows(struct kt_ctx *k, struct kt_row *rows, int nrows)
 {
 	const int rounds = k->o->rounds;
-	struct kt_run r;
+	struct bench_run r;
 
 	for (int i = 0; i < nrows; i++) {
 		struct kt_row *row = &rows[i];
