@@ -51,7 +51,9 @@ static int seed_read(struct ctl_opts *o, struct rm_config *cfg)
 
 int cmd_seed(struct ctl_opts *o)
 {
-	struct rm_config cfg;
+	/* zeroed: the analyzer cannot see that seed_read's error returns
+	 * (ctl_runtime_error, another unit) are never 0 */
+	struct rm_config cfg = { 0 };
 	struct rm_json j;
 	char hex[33];
 	int ret;
