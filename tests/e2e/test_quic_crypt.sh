@@ -7,7 +7,9 @@
 # the director decrypts each DCID in XDP with the kernel's AES.
 #   key handling   a key file others may read, or that holds no key, is
 #                  refused; show and save name the file, never the key;
-#                  save | restore keeps the service encrypted
+#                  save | restore keeps the service encrypted; a
+#                  restore that fails puts the key back as it was; one
+#                  that drops the service, or service del, wipes its key
 #   control plane  lookup --cid decrypts the draft's vector to its node;
 #                  quic-cid makes encrypted CIDs lookup routes to their
 #                  node (and whose plaintext octets name no server ID)
@@ -118,8 +120,40 @@ e2e_expect_eq "after restore: the vector still decrypts to node1" \
 e2e_expect_eq "after restore: the same 80 datagrams on their nodes" \
 	"$(quic_deltas "$work/pkts")" "40 40 0"
 
+# ---- a key's life over failed and committed changes ---------------------------
+# slot's record in rm_quic_keys: its 16 key octets and the set word, hex
+key_record()
+{
+	tb_exec "$TB_DIR_NS" bpftool map lookup pinned \
+		/sys/fs/bpf/ringmaster/rm_quic_keys key "$1" 0 0 0 -j |
+		e2e_json '"".join(x[2:] for x in d["value"][:20])'
+}
+zeros=0000000000000000000000000000000000000000
+e2e_expect_eq "service q's record holds its key" "$(key_record 0)" "${KEY}01000000"
+(umask 077 && echo 000102030405060708090a0b0c0d0e0f >"$work/other.key")
+{
+	sed "s|--quic-key-file $keyf|--quic-key-file $work/other.key|" "$work/saved"
+	grep "^service add" "$work/saved" # a second q: refused at replay
+} >"$work/fails"
+e2e_ctl restore "$work/fails" >/dev/null 2>"$work/err"
+e2e_expect_eq "a restore that fails after writing a new key (exit 1)" "$?" 1
+e2e_expect_eq "... puts the key back" "$(key_record 0)" "${KEY}01000000"
+e2e_expect_eq "... and the vector still decrypts to node1" \
+	"$(e2e_ctl lookup q --cid 0720b1d07b359d3c --json | e2e_json 'd["node"]')" \
+	"${TB_NODE_NAME[1]}"
+grep -v "^service add q\|^node add q" "$work/saved" >"$work/dropq"
+echo "service add p --vip $TB_VIP4 --port 8443 --proto udp" >>"$work/dropq"
+e2e_ctl restore "$work/dropq" >/dev/null || e2e_fail "restore without q"
+e2e_expect_eq "a restore that drops the encrypted service wipes its key" \
+	"$(key_record 0)" "$zeros"
+e2e_ctl restore "$work/saved" >/dev/null || e2e_fail "restore of q again"
+qid=$(e2e_ctl service list --json | e2e_json '[s["id"] for s in d if s["name"] == "q"][0]')
+e2e_expect_eq "restored again, q's key is back in its slot" \
+	"$(key_record "$qid")" "${KEY}01000000"
+
 # ---- a director without BPF crypto --------------------------------------------
 e2e_ctl service del q >/dev/null || e2e_fail "service del"
+e2e_expect_eq "service del wipes the key" "$(key_record "$qid")" "$zeros"
 e2e_detach >/dev/null || e2e_fail "detach"
 RM_QUIC_CRYPT=0 e2e_attach >/dev/null 2>"$work/err"
 e2e_expect_eq "the plaintext object over the crypto object's pins is refused (exit 1)" \

@@ -79,6 +79,8 @@ void live_snap_free(struct rm_snap *s)
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 {
 	lv->dry_run = o->dry_run;
+	lv->committed = false;
+	lv->keys = NULL;
 	lv->old = live_snap_alloc();
 	lv->new = lock == RM_LOCK_EX ? live_snap_alloc() : lv->old;
 	if (!lv->old || !lv->new) {
@@ -122,6 +124,7 @@ fail:
 
 void live_close(struct live *lv)
 {
+	live_quic_keys_close(lv);
 	rm_state_close(&lv->st);
 	if (lv->new != lv->old)
 		live_snap_free(lv->new);
@@ -274,12 +277,15 @@ int live_commit(struct ctl_opts *o, struct live *lv, unsigned int flags,
 
 	if (o->dry_run)
 		return dry_run(o, lv, flags);
+	int ret;
+
 	if (rm_state_commit_moved(&lv->st, lv->old, lv->new, flags, &m))
 		return ctl_runtime_error("%s", rm_errmsg());
+	ret = live_quic_keys_commit(lv);
 	history_log(lv, &m);
 	if (done && *done && !o->json)
 		printf("%s\n", done);
-	return RM_EXIT_OK;
+	return ret;
 }
 
 int live_change(struct ctl_opts *o, edit_parse_fn parse)

@@ -25,6 +25,8 @@ struct live {
 	struct rm_snap *old; /* as read under the lock */
 	struct rm_snap *new; /* the copy edits change */
 	bool dry_run;	     /* --dry-run: edits touch no live state */
+	bool committed;	     /* live_commit() wrote the change */
+	struct live_keys *keys; /* QUIC keys this change wrote (cmd_quic_keys.c) */
 };
 
 struct edit;
@@ -103,6 +105,14 @@ struct rm_json;
 void quic_key_show(const struct live *lv, __u32 svc, struct rm_json *j);
 /* save: " --quic-key-file FILE" for an encrypted QUIC service */
 void quic_key_save(FILE *f, const struct live *lv, __u32 svc);
+/* An encrypted service's key, written before the commit; the earlier
+ * one is put back by live_close() unless the change commits. After the
+ * commit, the keys of the encrypted services it removed are wiped.
+ * Both return 0 or an exit code with its message (cmd_quic_keys.c). */
+int live_quic_key_write(struct live *lv, __u32 svc, const __u8 *key,
+			const char *file);
+int live_quic_keys_commit(struct live *lv);
+void live_quic_keys_close(struct live *lv);
 /* lookup: the connection table's entry for the flow (cmd_lookup_conn.c).
  * owner: the ring's owner slot, or -1 when the ring has none. */
 struct lookup_conn {

@@ -33,32 +33,36 @@ static int keys_open(struct live *lv, const char *cmd, int *fd)
 
 static int svc_add_apply(struct edit *e, struct live *lv)
 {
-	int id, fd = -1, ret;
+	bool enc = e->meta.keyspec.kind == RM_KEY_QUIC &&
+		   e->meta.keyspec.quic.enc;
+	int id, fd, ret;
 
 	/* an encrypted service's key goes in before its packets can come:
 	 * refused at once where the kernel cannot decrypt */
-	if (e->meta.keyspec.kind == RM_KEY_QUIC && e->meta.keyspec.quic.enc) {
+	if (enc) {
 		ret = keys_open(lv, "service add", &fd);
 		if (ret)
-			return ret;
+			goto out;
+		close(fd);
 	}
 	id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
 	if (id < 0) {
 		ret = ctl_runtime_error("%s", rm_errmsg());
 		goto out;
 	}
-	if (fd >= 0 && !lv->dry_run &&
-	    rm_quic_key_set(fd, (__u32)id, e->quic_key, e->quic_key_file)) {
-		ret = ctl_runtime_error("service add: %s", rm_errmsg());
-		goto out;
+	if (enc && !lv->dry_run) {
+		ret = live_quic_key_write(lv, (__u32)id, e->quic_key,
+					  e->quic_key_file);
+		if (ret) {
+			ctl_error_context(ret, "service add");
+			goto out;
+		}
 	}
 	snprintf(e->done, sizeof(e->done), "service %s added (id %d)", e->svc,
 		 id);
 	ret = 0;
 out:
 	explicit_bzero(e->quic_key, sizeof(e->quic_key));
-	if (fd >= 0)
-		close(fd);
 	return ret;
 }
 
@@ -157,24 +161,12 @@ int svc_add_parse(struct ctl_opts *o, struct edit *e)
 
 static int svc_del_apply(struct edit *e, struct live *lv)
 {
-	int id = live_svc(lv, e->svc), fd;
+	int id = live_svc(lv, e->svc);
 
 	if (id < 0)
 		return RM_EXIT_RUNTIME;
-	/* an encrypted service's key goes with it: a secret kept nowhere
-	 * it is not needed */
-	fd = lv->old->svc[id].keyspec.kind == RM_KEY_QUIC &&
-		     lv->old->svc[id].keyspec.quic.enc && !lv->dry_run
-		 ? rm_quic_keys_open(lv->st.pin_dir)
-		 : -1;
-	if (fd >= 0) {
-		int err = rm_quic_key_set(fd, (__u32)id, NULL, NULL);
-
-		close(fd);
-		if (err)
-			return ctl_runtime_error("service del: %s",
-						 rm_errmsg());
-	}
+	/* an encrypted service's key goes once the commit has removed it
+	 * (live_quic_keys_commit): a secret kept nowhere it is not needed */
 	rm_snap_svc_del(lv->new, id);
 	snprintf(e->done, sizeof(e->done), "service %s deleted", e->svc);
 	return 0;

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* An encrypted QUIC service's key over one change: written before the
+ * commit (the service's first packets need it), put back as it was when
+ * the change does not commit, and wiped once the commit has removed the
+ * service (service del, or a restore/apply document without it). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd_live.h"
+#include "quic.h"
+
+struct live_keys {
+	int fd;
+	bool written[RM_MAX_SERVICES];
+	struct rm_quic_key before[RM_MAX_SERVICES];
+};
+
+static bool svc_encrypted(const struct rm_snap *s, __u32 svc)
+{
+	const struct rm_svc_meta *m = &s->svc[svc];
+
+	return m->in_use && m->keyspec.kind == RM_KEY_QUIC &&
+	       m->keyspec.quic.enc;
+}
+
+int live_quic_key_write(struct live *lv, __u32 svc, const __u8 *key,
+			const char *file)
+{
+	struct live_keys *k = lv->keys;
+	int err;
+
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return ctl_runtime_error("out of memory");
+		k->fd = rm_quic_keys_open(lv->st.pin_dir);
+		if (k->fd < 0) {
+			err = k->fd;
+			free(k);
+			return ctl_runtime_error("cannot open %s/%s: %s",
+						 lv->st.pin_dir,
+						 RM_QUIC_KEYS_MAP,
+						 strerror(-err));
+		}
+		lv->keys = k;
+	}
+	if (!k->written[svc]) {
+		err = rm_quic_key_get(k->fd, svc, &k->before[svc]);
+		if (err)
+			return ctl_runtime_error("cannot read the key of "
+						 "service %u: %s", svc,
+						 strerror(-err));
+		k->written[svc] = true;
+	}
+	if (rm_quic_key_set(k->fd, svc, key, file))
+		return ctl_runtime_error("%s", rm_errmsg());
+	return 0;
+}
+
+/* The change committed: the keys of encrypted services it removed go.
+ * Their records are gone, so nothing reads the keys any more. */
+static int keys_drop(struct live *lv)
+{
+	int fd = -1, err = 0;
+
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
+		if (!svc_encrypted(lv->old, i) || svc_encrypted(lv->new, i))
+			continue;
+		if (fd < 0)
+			fd = lv->keys ? lv->keys->fd
+				      : rm_quic_keys_open(lv->st.pin_dir);
+		if (fd < 0)
+			return ctl_runtime_error(
+			    "the change is done, but the key of deleted "
+			    "service %u stays: cannot open %s/%s: %s", i,
+			    lv->st.pin_dir, RM_QUIC_KEYS_MAP, strerror(-fd));
+		if (rm_quic_key_set(fd, i, NULL, NULL))
+			err = ctl_runtime_error("the change is done, but the "
+						"key of deleted service %u "
+						"stays: %s", i, rm_errmsg());
+	}
+	if (fd >= 0 && !lv->keys)
+		close(fd);
+	return err;
+}
+
+int live_quic_keys_commit(struct live *lv)
+{
+	lv->committed = true;
+	return keys_drop(lv);
+}
+
+void live_quic_keys_close(struct live *lv)
+{
+	struct live_keys *k = lv->keys;
+
+	if (!k)
+		return;
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !lv->committed; i++) {
+		const struct rm_quic_key *b = &k->before[i];
+
+		if (!k->written[i])
+			continue;
+		/* best effort: the change's own error is the one reported */
+		if (rm_quic_key_set(k->fd, i, b->set ? b->key : NULL, b->file))
+			fprintf(stderr, "ringctl: service %u keeps the key this "
+					"failed change gave it: %s\n",
+				i, rm_errmsg());
+	}
+	close(k->fd);
+	explicit_bzero(k, sizeof(*k));
+	free(k);
+	lv->keys = NULL;
+}
