@@ -23,14 +23,16 @@ quic_client2_add()
 }
 
 # quic_send FILE: each line "SRC SPORT DPORT HEX" one datagram to the VIP
+# (QUIC_VIP, or TB_VIP4; an IPv6 VIP wants IPv6 sources)
 quic_send()
 {
-	tb_exec "$TB_CLIENT_NS" python3 - "$TB_VIP4" "$1" <<'PY'
+	tb_exec "$TB_CLIENT_NS" python3 - "${QUIC_VIP:-$TB_VIP4}" "$1" <<'PY'
 import socket, sys
 vip = sys.argv[1]
+family = socket.AF_INET6 if ":" in vip else socket.AF_INET
 for line in open(sys.argv[2]):
     src, sport, dport, payload = line.split()
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(family, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((src, int(sport)))
     s.sendto(bytes.fromhex(payload), (vip, int(dport)))

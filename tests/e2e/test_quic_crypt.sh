@@ -15,7 +15,8 @@
 #                  node (and whose plaintext octets name no server ID)
 #   packets        short headers of each node's CIDs from 40 ports and a
 #                  second address: every one on its node, counted
-#                  quic-cid-routed
+#                  quic-cid-routed; the same over IPv6 to a service on
+#                  the IPv6 VIP
 #   no crypto      the plaintext object (what a kernel without the BPF
 #                  crypto kfuncs gets) is not attached over the crypto
 #                  object's pins; attached on its own, ringctl refuses
@@ -111,6 +112,28 @@ e2e_expect_eq "40 datagrams of node1's encrypted CIDs and 40 of node2's from 40 
 	"$(quic_deltas "$work/pkts")" "40 40 0"
 e2e_expect_eq "quic-cid-routed rose by 80" \
 	"$(($(quic_stat quic-cid-routed) - routed0))" 80
+
+# the same CIDs over IPv6: a service of the same configuration and key on
+# the IPv6 VIP, its nodes with the same server IDs
+e2e_ctl service add q6 --vip "$TB_VIP6" --port "$PORT" --proto udp \
+	--key quic:3:4 --quic-key-file "$keyf" >/dev/null ||
+	e2e_die "service add q6"
+for i in 1 2 3; do
+	quic_node_add q6 "$i" --server-id "${SID[i]}" || e2e_die "node add q6 $i"
+done
+port=31000
+for f in cids1 cids2; do
+	while read -r c; do
+		echo "$TB_CLIENT_IP6 $port $PORT 41${c}000102030405060708090a0b0c0d0e0f1011121314151617"
+		port=$((port + 1))
+	done <"$work/$f"
+done >"$work/pkts6"
+routed0=$(quic_stat quic-cid-routed)
+e2e_expect_eq "IPv6: 20 datagrams of node1's encrypted CIDs and 20 of node2's from 40 ports, each on its node" \
+	"$(QUIC_VIP=$TB_VIP6 quic_deltas "$work/pkts6")" "20 20 0"
+e2e_expect_eq "IPv6: quic-cid-routed rose by 40" \
+	"$(($(quic_stat quic-cid-routed) - routed0))" 40
+e2e_ctl service del q6 >/dev/null || e2e_fail "service del q6"
 
 # ---- save | restore ----------------------------------------------------------
 e2e_ctl restore "$work/saved" >/dev/null || e2e_fail "restore"
