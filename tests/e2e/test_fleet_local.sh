@@ -23,6 +23,11 @@
 #   6. ringctl apply of a document whose only change is the outer source
 #      writes it (it used to say "no change"); apply --keep-local of the
 #      same document changes nothing.
+#   7. An encrypted QUIC service (--quic-key-file) in the fleet's
+#      document: every director loads the key from the file it names, and
+#      decrypts the draft's vector to the node of its server ID; a
+#      document naming a key file that is not there is rejected by every
+#      director, which keeps the revision before it and its key.
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -229,5 +234,57 @@ e2e_expect_eq "apply of a document whose only change is the outer source writes 
 	"1;0:198.18.150.222"
 fleet_ctl 2 apply "$W/save2" >/dev/null
 e2e_expect_eq "and back" "$(cfg 2 encap_src4)" "${GF_SRC[2]}"
+
+# ---- 7. an encrypted QUIC service from the fleet's document ----------------
+# the draft's test vectors' key: its vector 0720b1d07b359d3c decrypts to
+# server ID ed793a
+(umask 077 && echo 8f95f09245765f80256934e50c66207f >"$W/lb.key")
+quic_doc()
+{
+	cat "$W/doc1"
+	echo "service add q --vip $FL_VIP4 --port 443 --proto udp --key quic:3:4 --quic-key-file $1"
+	gf_node_doc q 1 | sed 's/$/ --server-id ed793a/'
+	gf_node_doc q 2 | sed 's/$/ --server-id 000002/'
+}
+# cid_node K: the node director K sends the vector's CID to, and why
+cid_node()
+{
+	fleet_ctl "$1" lookup q --cid 0720b1d07b359d3c --json |
+		sed -n 's/.*"node":"\([^"]*\)".*"by":"\([^"]*\)".*/\1 \2/p'
+}
+quic_doc "$W/lb.key" >"$W/doc3"
+REV=$(fleet_publish "$W/doc3" --json | jfield revision)
+ok=1
+wait_rev "$REV" || ok=0
+for ((k = 1; k <= FL_D; k++)); do
+	[ "$(cid_node "$k")" = "node1 server-id" ] || ok=0
+done
+[ "$ok" = 1 ] || tail -n 2 "$FL_DIR"/ringsync-d*.log
+e2e_expect_eq "revision $REV (an encrypted QUIC service) applied by all three, each decrypting the vector to node1" \
+	"$ok" 1
+# publish checks the document, so it goes into etcd behind its back
+quic_doc "$W/no-such.key" >"$W/doc4"
+fleet_publish "$W/doc4" >/dev/null 2>&1
+e2e_expect_eq "publish refuses a document naming a key file that is not there (exit 2)" \
+	"$?" 2
+ip netns exec "$FL_ROUTER_NS" etcdctl --endpoints http://127.0.0.1:2379 \
+	put "$FL_KEY" <"$W/doc4" >/dev/null || e2e_fail "etcdctl put"
+BAD=$(ip netns exec "$FL_ROUTER_NS" etcdctl --endpoints http://127.0.0.1:2379 \
+	get "$FL_KEY" -w json | jfield mod_revision)
+ok=0
+for ((t = 0; t < 200 && ok == 0; t++)); do
+	ok=1
+	for ((k = 1; k <= FL_D; k++)); do
+		fleet_load "$k" status --json 2>/dev/null |
+			grep -q "\"rejected_revision\":$BAD[,}]" || ok=0
+	done
+	[ "$ok" = 1 ] || sleep 0.1
+done
+for ((k = 1; k <= FL_D; k++)); do
+	[ "$(applied_rev "$k")" = "$REV" ] || ok=0
+	[ "$(cid_node "$k")" = "node1 server-id" ] || ok=0
+done
+e2e_expect_eq "revision $BAD (a key file that is not there) rejected by all three, which keep $REV and its key" \
+	"$ok" 1
 
 e2e_finish

@@ -172,6 +172,9 @@ int cmd_apply(struct ctl_opts *o)
 		ret = ctl_runtime_error("apply: %s", rm_errmsg());
 		goto out_report;
 	}
+	/* the keys the document wrote stay; those of dropped services go */
+	if (!o->dry_run)
+		ret = live_quic_keys_commit(&lv);
 	if (!o->dry_run && a->changed)
 		history_log(&lv, apply_moved(a, &m));
 	if (o->json)
