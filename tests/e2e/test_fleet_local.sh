@@ -276,7 +276,7 @@ for ((t = 0; t < 200 && ok == 0; t++)); do
 	ok=1
 	for ((k = 1; k <= FL_D; k++)); do
 		fleet_load "$k" status --json 2>/dev/null |
-			grep -q "\"rejected_revision\":$BAD[,}]" || ok=0
+			grep -q "\"rejected_revision\":${BAD}[,}]" || ok=0
 	done
 	[ "$ok" = 1 ] || sleep 0.1
 done
