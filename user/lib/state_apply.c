@@ -593,8 +593,9 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	/* 3: rings */
 	if (!err)
 		err = rings_swap(st, old, new, p, &waited);
-	/* 4: service keys, once their rings are in */
-	if (!err)
+	/* 4: service keys, once their rings are in (a change of nodes
+	 * alone leaves them as the last commit wrote them) */
+	if (!err && (all || memcmp(old->svc, new->svc, sizeof(new->svc))))
 		err = services_sync(st, new);
 	/* 4b: QUIC server IDs, once their nodes' records are in */
 	if (!err)
