@@ -576,19 +576,32 @@ static const char *node_name(const struct rm_ring *r, int idx)
 /* Sweep the union of both rings' points: between consecutive boundaries
  * each ring has one owner, so comparing owners per elementary interval
  * gives the exact moved keyspace. Each interval whose owner changes goes
- * to rec (when given); the total is returned. */
+ * to rec (when given); the total is returned. Owners are compared by
+ * name, through same[]: from's node index -> to's node of that name, or
+ * -1 (from NULL when a table could not be had: strcmp per interval). */
 static __u64 ring_sweep(const struct rm_ring *from, const struct rm_ring *to,
 			void (*rec)(void *arg, int oa, int ob, __u64 keys),
 			void *arg)
 {
 	__u32 ia = 0, ib = 0, ca = 0, cb = 0;
 	__u64 start = 0, total = 0;
+	int *same = calloc(from->n_nodes ? from->n_nodes : 1, sizeof(*same));
 
+	/* both node tables are sorted by name: one walk */
+	for (__u32 i = 0, j = 0; same && i < from->n_nodes; i++) {
+		int c = 1;
+
+		while (j < to->n_nodes &&
+		       (c = strcmp(to->nodes[j].name, from->nodes[i].name)) < 0)
+			j++;
+		same[i] = j < to->n_nodes && !c ? (int)j : -1;
+	}
 	while (start < (1ULL << 32)) {
 		/* the interval [start, end] ends at the next point of either
 		 * ring, or at the top of the keyspace */
 		__u64 end = (1ULL << 32) - 1;
 		int oa, ob;
+		bool moved;
 
 		while (ia < from->n && from->entries[ia].point < start)
 			ia++;
@@ -600,13 +613,19 @@ static __u64 ring_sweep(const struct rm_ring *from, const struct rm_ring *to,
 			end = to->entries[ib].point;
 		oa = owner_at(from, &ca, start);
 		ob = owner_at(to, &cb, start);
-		if (strcmp(node_name(from, oa), node_name(to, ob))) {
+		if (same)
+			moved = oa < 0 || ob < 0 ? (oa < 0) != (ob < 0)
+						 : same[oa] != ob;
+		else
+			moved = strcmp(node_name(from, oa), node_name(to, ob));
+		if (moved) {
 			if (rec)
 				rec(arg, oa, ob, end - start + 1);
 			total += end - start + 1;
 		}
 		start = end + 1;
 	}
+	free(same);
 	return total;
 }
 
