@@ -58,8 +58,20 @@ void live_snap_free(struct rm_snap *s)
 int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 {
 	lv->dry_run = o->dry_run;
-	lv->old = live_snap_alloc();
-	lv->new = lock == RM_LOCK_EX ? live_snap_alloc() : lv->old;
+	lv->pair = lock == RM_LOCK_EX;
+	if (lv->pair) {
+		/* both in one block: 1.9 MB, one huge page to fault in
+		 * instead of two (each a zeroing, and on this VM often a
+		 * page the host must back again) */
+		lv->old = rm_huge_alloc(2 * sizeof(*lv->old));
+		if (lv->old)
+			madvise(lv->old, 2 * sizeof(*lv->old),
+				MADV_POPULATE_WRITE);
+		lv->new = lv->old ? lv->old + 1 : NULL;
+	} else {
+		lv->old = live_snap_alloc();
+		lv->new = lv->old;
+	}
 	if (!lv->old || !lv->new) {
 		live_close(lv);
 		return ctl_runtime_error("out of memory");
@@ -102,10 +114,15 @@ fail:
 void live_close(struct live *lv)
 {
 	rm_state_close(&lv->st);
-	if (lv->new != lv->old)
-		live_snap_free(lv->new);
-	live_snap_free(lv->old);
+	if (lv->pair) {
+		rm_huge_free(lv->old, 2 * sizeof(*lv->old));
+	} else {
+		if (lv->new != lv->old)
+			live_snap_free(lv->new);
+		live_snap_free(lv->old);
+	}
 	lv->old = lv->new = NULL;
+	lv->pair = false;
 }
 
 int live_svc(struct live *lv, const char *name)

@@ -25,6 +25,7 @@ struct live {
 	struct rm_snap *old; /* as read under the lock */
 	struct rm_snap *new; /* the copy edits change */
 	bool dry_run;	     /* --dry-run: edits touch no live state */
+	bool pair;	     /* old and new in one block (live_open) */
 };
 
 struct edit;
