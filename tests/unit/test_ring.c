@@ -372,6 +372,81 @@ static void test_build_deterministic_with_collisions(void **state)
 	free(s);
 }
 
+/* rm_ring_build_near() gives exactly what rm_ring_build_spec() gives for
+ * the same nodes, whatever near is: one node more or less, a weight
+ * changed, both at once, near of another seed, vnodes or scheme, no near,
+ * a near whose entries do not match its nodes; with the ties of equal
+ * points a ring at the entry limit has, and small rings (qsort). */
+static void near_check(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *s, __u32 n, __u32 vnodes,
+		       const struct rm_ring *near)
+{
+	struct rm_ring ref, r;
+
+	assert_int_equal(rm_ring_build_spec(seed, spec, s, n, vnodes, &ref), 0);
+	assert_int_equal(
+	    rm_ring_build_near(seed, spec, s, n, vnodes, near, &r), 0);
+	assert_int_equal(r.n, ref.n);
+	assert_int_equal(r.n_nodes, ref.n_nodes);
+	assert_memory_equal(r.nodes, ref.nodes, n * sizeof(*r.nodes));
+	assert_memory_equal(r.entries, ref.entries, r.n * sizeof(*r.entries));
+	rm_ring_free(&r);
+	rm_ring_free(&ref);
+}
+
+static void test_build_near_equals_build(void **state)
+{
+	static const struct rm_ring_spec rmr = {0};
+	struct rm_ring_spec ketama = {.scheme = RM_RING_KETAMA};
+	const __u32 sizes[][2] = {{RM_MAX_RING_ENTRIES / RM_MAX_VNODES - 1,
+				   RM_MAX_VNODES},
+				  {100, 1000},
+				  {12, 50}};
+	struct rm_seed seed = test_seed(1), other = test_seed(3);
+
+	(void)state;
+	for (__u32 z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		__u32 n = sizes[z][0], v = sizes[z][1];
+		struct rm_node_spec *s = make_specs(n + 1, "node-");
+		struct rm_node_spec *w = make_specs(n + 1, "node-");
+		struct rm_ring near;
+
+		for (__u32 i = 0; i <= n; i++)
+			snprintf(s[i].host, sizeof(s[i].host), "198.18.%u.%u",
+				 i / 250, i % 250 + 1);
+		build_ok(&seed, s, n, v, &near);
+		near_check(&seed, &rmr, s, n + 1, v, &near); /* added */
+		near_check(&seed, &rmr, s, n - 1, v, &near); /* removed */
+		near_check(&seed, &rmr, s + 1, n, v, &near); /* one each */
+		if (z == 0) { /* the ties at the limit: enough, and slow */
+			rm_ring_free(&near);
+			free(s);
+			free(w);
+			continue;
+		}
+		near_check(&seed, &rmr, s, n, v, &near);     /* the same */
+		w[n / 2].weight = 2;			      /* reweighted */
+		if ((__u64)(n + 1) * v <= RM_MAX_RING_ENTRIES)
+			near_check(&seed, &rmr, w, n, v, &near);
+		near_check(&other, &rmr, s, n, v, &near); /* other seed */
+		near_check(&seed, &rmr, s, n, v > 1 ? v - 1 : 2, &near);
+		near_check(&seed, &rmr, s, n, v, NULL);
+		if ((__u64)n * RM_KETAMA_POINTS <= RM_MAX_RING_ENTRIES)
+			near_check(&seed, &ketama, s, n, v, &near);
+		/* a near whose node holds fewer entries than its weight
+		 * makes: built instead */
+		near.n--;
+		near_check(&seed, &rmr, s, n + 1, v, &near);
+		near.n++;
+		near.nodes[0].weight = 2;
+		near_check(&seed, &rmr, s, n + 1, v, &near);
+		rm_ring_free(&near);
+		free(s);
+		free(w);
+	}
+}
+
 /* Entries are exactly the vnode points of every node, sorted by (point,
  * name, vnode); weight w gives w * vnodes entries. */
 static void test_build_entries_are_vnode_points(void **state)
@@ -1829,6 +1904,7 @@ int main(void)
 	    cmocka_unit_test(test_build_deterministic_under_reordering),
 	    cmocka_unit_test(test_build_deterministic_with_collisions),
 	    cmocka_unit_test(test_build_entries_are_vnode_points),
+	    cmocka_unit_test(test_build_near_equals_build),
 	    cmocka_unit_test(test_quality_16_nodes),
 	    cmocka_unit_test(test_quality_64_nodes),
 	    cmocka_unit_test(test_add_node_moves_only_to_new),

@@ -52,21 +52,6 @@ static void count_nodes(const struct rm_snap *old, const struct rm_snap *new,
 	}
 }
 
-static int live_ring(struct rm_state *st, const struct rm_snap *old,
-		     __u32 svc, struct rm_ring *r)
-{
-	const struct rm_slot *slots = NULL;
-	__u32 n;
-	int err;
-
-	err = rm_state_ring_map(st, svc, &slots, &n);
-	if (!err) {
-		err = rm_ring_decode(slots, n, old, svc, r);
-		rm_state_ring_unmap(slots, n);
-	}
-	return err;
-}
-
 int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 		     const struct rm_snap *new, struct rm_apply *a)
 {
@@ -115,8 +100,13 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 		s->ring = p->changed[i];
 		if (s->change == RM_SVC_SAME && !s->ring)
 			continue;
+		/* the ring now is the one old's records give (a change cut
+		 * short is repaired before anyone reads old): made from the
+		 * new ring, a merge instead of a build */
 		if (o->in_use)
-			err = live_ring(st, old, i, &before);
+			err = rm_snap_ring_near(old, i,
+						s->ring ? &p->ring[i] : NULL,
+						&before);
 		if (!err)
 			err = rm_ring_diff(&before, n->in_use ? &p->ring[i] : &empty,
 					   &s->moves, &s->n_moves, &s->moved);
@@ -136,8 +126,7 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 			     memcmp(&old->node[i], &new->node[i],
 				    sizeof(old->node[i]));
 	a->changed = a->changed || a->n_svc;
-	rm_plan_free(p);
-	free(p);
+	a->plan = p;
 	if (err)
 		rm_apply_free(a);
 	return err;
@@ -157,6 +146,11 @@ void rm_cfg_keep_local(struct rm_config *dst, const struct rm_config *live)
 
 void rm_apply_free(struct rm_apply *a)
 {
+	if (a->plan) {
+		rm_plan_free(a->plan);
+		free(a->plan);
+		a->plan = NULL;
+	}
 	for (__u32 i = 0; i < a->n_svc; i++) {
 		free(a->svc[i].moves);
 		a->svc[i].moves = NULL;
@@ -165,13 +159,15 @@ void rm_apply_free(struct rm_apply *a)
 }
 
 int rm_apply_commit(struct rm_state *st, const struct rm_snap *old,
-		    const struct rm_snap *new, const struct rm_apply *a,
+		    const struct rm_snap *new, struct rm_apply *a,
 		    const struct rm_applied *rec)
 {
 	struct rm_applied r;
 	int err = 0;
 
-	if (a->changed)
+	if (a->changed && a->plan)
+		err = rm_state_commit_plan(st, old, new, a->plan, NULL);
+	else if (a->changed)
 		err = rm_state_commit(st, old, new, 0);
 	if (err || !rec)
 		return err;

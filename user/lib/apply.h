@@ -48,6 +48,9 @@ struct rm_apply {
 	bool local_changed; /* this director's own settings (rm_cfg_local) */
 	__u32 n_svc;	   /* services that differ, in id order */
 	struct rm_apply_svc svc[RM_MAX_SERVICES];
+	/* prepare's plan (its rings built), which the commit applies
+	 * instead of building every ring again */
+	struct rm_plan *plan;
 };
 
 /* Compare new with old (read under the lock) and compute the moves of
@@ -59,10 +62,11 @@ int rm_apply_prepare(struct rm_state *st, const struct rm_snap *old,
 /* Commit new if a->changed; then, with rec non-NULL, record rec as the
  * applied revision (also when nothing changed: the revision is current),
  * its applied and checked times set to the moment the commit completed.
- * Call with the exclusive lock held. */
+ * Call with the exclusive lock held, old and new as prepare saw them
+ * (the commit takes prepare's plan: a commit is once per prepare). */
 struct rm_applied;
 int rm_apply_commit(struct rm_state *st, const struct rm_snap *old,
-		    const struct rm_snap *new, const struct rm_apply *a,
+		    const struct rm_snap *new, struct rm_apply *a,
 		    const struct rm_applied *rec);
 void rm_apply_free(struct rm_apply *a);
 

@@ -145,28 +145,24 @@ static int spec_by_name(const void *a, const void *b)
 }
 
 /* Stable LSD radix sort of entries by point, two 16-bit passes, from
- * src through tmp back into src. Entries are generated in (node, vnode)
- * order with nodes in name order, so equal points stay ordered by name,
- * then vnode: a total order that does not depend on the order nodes were
- * given in. O(n), which keeps a 64-node ring's rebuild to a few ms. */
-static int radix_sort_points(struct rm_ring_entry *src, __u32 n)
+ * src through tmp (n entries) back into src; count holds RM_SORT_COUNT.
+ * Entries are generated in (node, vnode) order with nodes in name order,
+ * so equal points stay ordered by name, then vnode: a total order that
+ * does not depend on the order nodes were given in. O(n), which keeps a
+ * 64-node ring's rebuild to a few ms. */
+#define RM_SORT_COUNT (1u << 16)
+static void radix_sort_points(struct rm_ring_entry *src, __u32 n,
+			      struct rm_ring_entry *tmp, __u32 *count)
 {
-	struct rm_ring_entry *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	__u32 *count = calloc(1u << 16, sizeof(*count));
 	struct rm_ring_entry *from = src, *to = tmp;
 
-	if (!tmp || !count) {
-		free(tmp);
-		free(count);
-		return -ENOMEM;
-	}
 	for (int shift = 0; shift < 32; shift += 16) {
 		__u32 sum = 0, i;
 
-		memset(count, 0, (1u << 16) * sizeof(*count));
+		memset(count, 0, RM_SORT_COUNT * sizeof(*count));
 		for (i = 0; i < n; i++)
 			count[(from[i].point >> shift) & 0xffff]++;
-		for (i = 0; i < (1u << 16); i++) {
+		for (i = 0; i < RM_SORT_COUNT; i++) {
 			__u32 c = count[i];
 
 			count[i] = sum;
@@ -178,9 +174,54 @@ static int radix_sort_points(struct rm_ring_entry *src, __u32 n)
 		to = from == tmp ? src : tmp;
 	}
 	/* two passes: the result is back in src */
-	free(tmp);
-	free(count);
+}
+
+/* By (point, node): equal points in node (name) order. Two entries
+ * equal in both are equal whole, so this gives the radix sort's order. */
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct rm_ring_entry *x = a, *y = b;
+
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Rings of fewer entries are sorted by qsort in malloc'd memory; larger
+ * ones by the radix sort in one block of huge pages (its counts alone
+ * are 256 kB; a huge page costs a zeroing, small pages a fault each). */
+#define RM_RING_RADIX_MIN 16384u
+
+/* r->entries for n entries and, for the radix sort, its scratch (n
+ * entries and the counts) behind them: one block, in huge pages. */
+static int ring_mem(struct rm_ring *r, __u32 n, struct rm_ring_entry **tmp,
+		    __u32 **count)
+{
+	size_t len = 2 * (size_t)n * sizeof(*r->entries) +
+		     RM_SORT_COUNT * sizeof(**count);
+
+	*tmp = NULL;
+	*count = NULL;
+	if (n < RM_RING_RADIX_MIN) {
+		r->entries = calloc(n ? n : 1, sizeof(*r->entries));
+		return r->entries ? 0 : -ENOMEM;
+	}
+	r->entries = rm_huge_alloc(len);
+	if (!r->entries)
+		return -ENOMEM;
+	r->mem_len = len;
+	*tmp = r->entries + n;
+	*count = (__u32 *)(*tmp + n);
 	return 0;
+}
+
+static void ring_sort(struct rm_ring_entry *e, __u32 n,
+		      struct rm_ring_entry *tmp, __u32 *count)
+{
+	if (tmp)
+		radix_sort_points(e, n, tmp, count);
+	else
+		qsort(e, n, sizeof(*e), entry_cmp);
 }
 
 int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
@@ -192,17 +233,18 @@ int rm_ring_build(const struct rm_seed *seed, const struct rm_node_spec *nodes,
 				  out);
 }
 
-int rm_ring_build_spec(const struct rm_seed *seed,
-		       const struct rm_ring_spec *spec,
-		       const struct rm_node_spec *nodes, __u32 n_nodes,
-		       __u32 vnodes, struct rm_ring *out)
+/* The checks and the node table every build starts with: r holds the
+ * nodes sorted by name (names zero-padded) and r->n the entries they
+ * make; no entries yet. */
+static int ring_start(const struct rm_seed *seed,
+		      const struct rm_ring_spec *spec,
+		      const struct rm_node_spec *nodes, __u32 n_nodes,
+		      __u32 vnodes, struct rm_ring *r, __u64 *weights)
 {
-	struct rm_ring r = {0};
-	__u64 total, weights = 0;
-	__u32 i, k = 0;
-	int err;
+	__u64 total;
+	__u32 i;
 
-	memset(out, 0, sizeof(*out));
+	*weights = 0;
 	if (vnodes == 0 || vnodes > RM_MAX_VNODES ||
 	    spec->scheme >= RM_RING_SCHEME_NR ||
 	    (spec->scheme == RM_RING_MD5_VNODES &&
@@ -219,49 +261,196 @@ int rm_ring_build_spec(const struct rm_seed *seed,
 			return -EINVAL;
 		if (nodes[i].weight == 0 || nodes[i].weight > RM_MAX_WEIGHT)
 			return -ERANGE;
-		weights += nodes[i].weight;
+		*weights += nodes[i].weight;
 	}
-	total = ring_entries(spec, nodes, n_nodes, vnodes, weights);
+	total = ring_entries(spec, nodes, n_nodes, vnodes, *weights);
 	if (total > RM_MAX_RING_ENTRIES)
 		return -E2BIG;
 
-	r.seed = *seed;
-	r.spec = *spec;
-	r.vnodes = vnodes;
-	r.n_nodes = n_nodes;
-	r.n = (__u32)total;
-	r.nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*r.nodes));
-	r.entries = calloc(total ? total : 1, sizeof(*r.entries));
-	err = -ENOMEM;
-	if (!r.nodes || !r.entries)
-		goto fail;
-
+	r->seed = *seed;
+	r->spec = *spec;
+	r->vnodes = vnodes;
+	r->n_nodes = n_nodes;
+	r->n = (__u32)total;
+	r->nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*r->nodes));
+	if (!r->nodes)
+		return -ENOMEM;
 	if (n_nodes)
-		memcpy(r.nodes, nodes, n_nodes * sizeof(*nodes));
+		memcpy(r->nodes, nodes, n_nodes * sizeof(*nodes));
 	for (i = 0; i < n_nodes; i++) { /* no stray bytes past the NUL */
 		/* rm_name_valid() above: shorter than RM_NAME_MAX */
 		size_t len = strlen(nodes[i].name);
 
-		memset(r.nodes[i].name, 0, RM_NAME_MAX);
-		memcpy(r.nodes[i].name, nodes[i].name, len);
+		memset(r->nodes[i].name, 0, RM_NAME_MAX);
+		memcpy(r->nodes[i].name, nodes[i].name, len);
 	}
-	qsort(r.nodes, n_nodes, sizeof(*r.nodes), spec_by_name);
-	err = -EEXIST;
+	qsort(r->nodes, n_nodes, sizeof(*r->nodes), spec_by_name);
 	for (i = 1; i < n_nodes; i++)
-		if (!strcmp(r.nodes[i - 1].name, r.nodes[i].name))
-			goto fail;
+		if (!strcmp(r->nodes[i - 1].name, r->nodes[i].name))
+			return -EEXIST;
+	return 0;
+}
 
+int rm_ring_build_spec(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *nodes, __u32 n_nodes,
+		       __u32 vnodes, struct rm_ring *out)
+{
+	struct rm_ring r = {0};
+	struct rm_ring_entry *tmp;
+	__u32 i, k = 0, *count;
+	__u64 weights;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = ring_start(seed, spec, nodes, n_nodes, vnodes, &r, &weights);
+	if (!err)
+		err = ring_mem(&r, r.n, &tmp, &count);
+	if (err)
+		goto fail;
 	err = -EINVAL;
 	for (i = 0; i < n_nodes; i++)
 		if (node_points(&r, i, weights, &k))
 			goto fail;
-	err = radix_sort_points(r.entries, r.n);
-	if (err)
-		goto fail;
+	ring_sort(r.entries, r.n, tmp, count);
 	*out = r;
 	return 0;
 fail:
 	rm_ring_free(&r);
+	return err;
+}
+
+/* Can out (started: nodes sorted) be made from near? Fills keep[i] with
+ * near's index of out's node i when near's entries of it can be taken
+ * (same name and weight), else -1; *fresh: the entries the others make. */
+static bool near_usable(const struct rm_ring *out, const struct rm_ring *near,
+			int *keep, __u32 *fresh)
+{
+	__u32 j = 0;
+
+	if (!near || out->spec.scheme != RM_RING_RINGMASTER ||
+	    near->spec.scheme != RM_RING_RINGMASTER ||
+	    near->vnodes != out->vnodes ||
+	    memcmp(&near->seed, &out->seed, sizeof(out->seed)))
+		return false;
+	*fresh = 0;
+	/* both node tables are sorted by name: one walk */
+	for (__u32 i = 0; i < out->n_nodes; i++) {
+		int c = 1;
+
+		while (j < near->n_nodes &&
+		       (c = strcmp(near->nodes[j].name, out->nodes[i].name)) < 0)
+			j++;
+		keep[i] = j < near->n_nodes && !c &&
+				  near->nodes[j].weight == out->nodes[i].weight
+			      ? (int)j
+			      : -1;
+		if (keep[i] < 0)
+			*fresh += out->nodes[i].weight * out->vnodes;
+	}
+	return true;
+}
+
+/* r->entries (r->n of them): near's entries of the nodes it keeps (to[]:
+ * near's node index -> r's, -1 dropped), in their order, merged with
+ * add's (sorted, r's node indexes). Equal points go in name order (node
+ * index), as a build's stable sort leaves them; one node's entries come
+ * from one side, in vnode order. False if the counts do not add up. */
+static bool ring_merge(struct rm_ring *r, const struct rm_ring *near,
+		       const int *to, const struct rm_ring *add)
+{
+	__u32 k = 0, a = 0;
+
+	for (__u32 j = 0; j <= near->n; j++) {
+		int nd = j < near->n ? to[near->entries[j].node] : 0;
+
+		if (j < near->n && nd < 0)
+			continue;
+		while (a < add->n &&
+		       (j == near->n ||
+			add->entries[a].point < near->entries[j].point ||
+			(add->entries[a].point == near->entries[j].point &&
+			 add->entries[a].node < (__u32)nd))) {
+			if (k == r->n)
+				return false;
+			r->entries[k++] = add->entries[a++];
+		}
+		if (j < near->n) {
+			if (k == r->n)
+				return false;
+			r->entries[k].point = near->entries[j].point;
+			r->entries[k++].node = (__u32)nd;
+		}
+	}
+	return k == r->n;
+}
+
+int rm_ring_build_near(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *nodes, __u32 n_nodes,
+		       __u32 vnodes, const struct rm_ring *near,
+		       struct rm_ring *out)
+{
+	struct rm_ring r = {0}, add = {0};
+	struct rm_ring_entry *tmp;
+	int *keep = NULL, *to = NULL;
+	__u32 i, k = 0, fresh = 0, *count;
+	__u64 weights;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = ring_start(seed, spec, nodes, n_nodes, vnodes, &r, &weights);
+	if (err)
+		goto out;
+	keep = calloc(n_nodes ? n_nodes : 1, sizeof(*keep));
+	to = near ? calloc(near->n_nodes ? near->n_nodes : 1, sizeof(*to))
+		  : NULL;
+	if (!keep || (near && !to)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!near_usable(&r, near, keep, &fresh)) {
+		rm_ring_free(&r);
+		err = rm_ring_build_spec(seed, spec, nodes, n_nodes, vnodes,
+					 out);
+		goto out;
+	}
+	/* the points of the nodes near does not hold as they are, sorted
+	 * (node indexes are r's) */
+	err = ring_mem(&add, fresh, &tmp, &count);
+	if (err)
+		goto out;
+	add.n = fresh;
+	for (i = 0; i < n_nodes; i++)
+		if (keep[i] < 0)
+			for (__u32 v = 0; v < r.nodes[i].weight * vnodes; v++) {
+				add.entries[k].point = rm_vnode_point(
+				    seed, r.nodes[i].name, v);
+				add.entries[k++].node = i;
+			}
+	ring_sort(add.entries, add.n, tmp, count);
+	err = ring_mem(&r, r.n, &tmp, &count);
+	if (err)
+		goto out;
+	for (i = 0; i < near->n_nodes; i++)
+		to[i] = -1;
+	for (i = 0; i < n_nodes; i++)
+		if (keep[i] >= 0)
+			to[keep[i]] = (int)i;
+	if (!ring_merge(&r, near, to, &add)) {
+		/* near was not the ring of its nodes: build instead */
+		rm_ring_free(&r);
+		err = rm_ring_build_spec(seed, spec, nodes, n_nodes, vnodes,
+					 out);
+		goto out;
+	}
+	*out = r;
+	r = (struct rm_ring){0};
+out:
+	rm_ring_free(&r);
+	rm_ring_free(&add);
+	free(keep);
+	free(to);
 	return err;
 }
 
@@ -313,7 +502,10 @@ void rm_ring_too_big(const struct rm_node_spec *nodes, __u32 n_nodes,
 void rm_ring_free(struct rm_ring *r)
 {
 	free(r->nodes);
-	free(r->entries);
+	if (r->mem_len)
+		rm_huge_free(r->entries, r->mem_len);
+	else
+		free(r->entries);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -384,19 +576,32 @@ static const char *node_name(const struct rm_ring *r, int idx)
 /* Sweep the union of both rings' points: between consecutive boundaries
  * each ring has one owner, so comparing owners per elementary interval
  * gives the exact moved keyspace. Each interval whose owner changes goes
- * to rec (when given); the total is returned. */
+ * to rec (when given); the total is returned. Owners are compared by
+ * name, through same[]: from's node index -> to's node of that name, or
+ * -1 (from NULL when a table could not be had: strcmp per interval). */
 static __u64 ring_sweep(const struct rm_ring *from, const struct rm_ring *to,
 			void (*rec)(void *arg, int oa, int ob, __u64 keys),
 			void *arg)
 {
 	__u32 ia = 0, ib = 0, ca = 0, cb = 0;
 	__u64 start = 0, total = 0;
+	int *same = calloc(from->n_nodes ? from->n_nodes : 1, sizeof(*same));
 
+	/* both node tables are sorted by name: one walk */
+	for (__u32 i = 0, j = 0; same && i < from->n_nodes; i++) {
+		int c = 1;
+
+		while (j < to->n_nodes &&
+		       (c = strcmp(to->nodes[j].name, from->nodes[i].name)) < 0)
+			j++;
+		same[i] = j < to->n_nodes && !c ? (int)j : -1;
+	}
 	while (start < (1ULL << 32)) {
 		/* the interval [start, end] ends at the next point of either
 		 * ring, or at the top of the keyspace */
 		__u64 end = (1ULL << 32) - 1;
 		int oa, ob;
+		bool moved;
 
 		while (ia < from->n && from->entries[ia].point < start)
 			ia++;
@@ -408,13 +613,19 @@ static __u64 ring_sweep(const struct rm_ring *from, const struct rm_ring *to,
 			end = to->entries[ib].point;
 		oa = owner_at(from, &ca, start);
 		ob = owner_at(to, &cb, start);
-		if (strcmp(node_name(from, oa), node_name(to, ob))) {
+		if (same)
+			moved = oa < 0 || ob < 0 ? (oa < 0) != (ob < 0)
+						 : same[oa] != ob;
+		else
+			moved = strcmp(node_name(from, oa), node_name(to, ob));
+		if (moved) {
 			if (rec)
 				rec(arg, oa, ob, end - start + 1);
 			total += end - start + 1;
 		}
 		start = end + 1;
 	}
+	free(same);
 	return total;
 }
 

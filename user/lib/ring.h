@@ -40,6 +40,8 @@ struct rm_ring {
 	struct rm_node_spec *nodes; /* sorted by name: canonical order */
 	__u32 n;                  /* entries */
 	struct rm_ring_entry *entries; /* sorted by (point, name, vnode) */
+	size_t mem_len; /* entries in rm_huge_alloc() memory of this size;
+			 * 0: malloc'd (rm_ring_free() knows which) */
 };
 
 /* Keyed point of a node's vnode: SipHash-1-3 of the name zero-padded to
@@ -69,6 +71,18 @@ int rm_ring_build_spec(const struct rm_seed *seed,
 		       const struct rm_ring_spec *spec,
 		       const struct rm_node_spec *nodes, __u32 n_nodes,
 		       __u32 vnodes, struct rm_ring *out);
+/* The same ring rm_ring_build_spec() builds, made from near (a ring a
+ * change away: the live ring against the next, or the next against the
+ * one it replaces) where near has the same seed, vnodes and ringmaster
+ * scheme: the entries of nodes both hold with the same weight are taken
+ * from near, only the others' points are computed and sorted, and the
+ * two merged. Otherwise (or near NULL) it builds. A one-node change
+ * costs a merge instead of a build. */
+int rm_ring_build_near(const struct rm_seed *seed,
+		       const struct rm_ring_spec *spec,
+		       const struct rm_node_spec *nodes, __u32 n_nodes,
+		       __u32 vnodes, const struct rm_ring *near,
+		       struct rm_ring *out);
 /* libmemcached's name of a server host:port in its ketama continuum:
  * "HOST" for port 11211 (or 0, which it takes as 11211), else
  * "HOST:PORT". */

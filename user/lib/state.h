@@ -328,6 +328,10 @@ void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
 			   unsigned int flags, bool *dirty);
 /* Build service svc's ring from its nodes in the ring (ids = slots). */
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
+/* The same ring, made from near (a ring a change away, e.g. the next ring
+ * when the one it replaces is wanted) by rm_ring_build_near(). */
+int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
+		      const struct rm_ring *near, struct rm_ring *r);
 /* ifindex and MAC of an interface. */
 int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6]);
 const char *rm_node_state_name(__u32 state);
@@ -348,6 +352,11 @@ struct rm_plan {
 int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, unsigned int flags,
 		  struct rm_plan *p);
+/* The inner maps of a plan built with RM_APPLY_DRY_RUN (its rings built,
+ * validated against the same old and new), so it can be applied: what a
+ * command that showed a change before making it saves a second build of
+ * every ring with. On failure p is freed. */
+int rm_plan_maps(struct rm_plan *p);
 /* Write the maps from old to new in the data-plane-safe order. */
 int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p);
@@ -389,6 +398,12 @@ struct rm_moved {
 int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
 			  const struct rm_snap *new, unsigned int flags,
 			  struct rm_moved *moved);
+/* rm_state_commit_moved() (flags 0) of the plan p that
+ * rm_plan_build(st, old, new, RM_APPLY_DRY_RUN, p) made: its rings are
+ * not built again. p is freed (rm_plan_free) either way. */
+int rm_state_commit_plan(struct rm_state *st, const struct rm_snap *old,
+			 const struct rm_snap *new, struct rm_plan *p,
+			 struct rm_moved *moved);
 /* s read under the exclusive lock: if a writer died in the middle of a
  * change (RM_CFG_COMMITTING), rewrite every map from s's records and read
  * s again. 1 when it did, 0 when nothing was to do, or -errno. */

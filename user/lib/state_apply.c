@@ -593,8 +593,9 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	/* 3: rings */
 	if (!err)
 		err = rings_swap(st, old, new, p, &waited);
-	/* 4: service keys, once their rings are in */
-	if (!err)
+	/* 4: service keys, once their rings are in (a change of nodes
+	 * alone leaves them as the last commit wrote them) */
+	if (!err && (all || memcmp(old->svc, new->svc, sizeof(new->svc))))
 		err = services_sync(st, new);
 	/* 4b: QUIC server IDs, once their nodes' records are in */
 	if (!err)
@@ -613,8 +614,9 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 
 /* What the applied plan p moved: each service whose ring input changed
  * (as the change log counts them: rm_snap_rings_changed() without
- * RM_APPLY_ALL) or that went, its old ring built from old's records
- * against the new ring p holds. */
+ * RM_APPLY_ALL) or that went, its old ring (old's records, made from the
+ * new ring by rm_snap_ring_near(): a merge, not a second build) against
+ * the new ring p holds. */
 static int plan_moved(const struct rm_snap *old, const struct rm_snap *new,
 		      const struct rm_plan *p, struct rm_moved *m)
 {
@@ -630,7 +632,8 @@ static int plan_moved(const struct rm_snap *old, const struct rm_snap *new,
 		if (!gone && !(dirty[i] && p->changed[i]))
 			continue;
 		if (old->svc[i].in_use)
-			err = rm_snap_ring(old, i, &a);
+			err = rm_snap_ring_near(old, i, gone ? NULL : &p->ring[i],
+						&a);
 		if (!err)
 			m->keys += rm_ring_moved(&a, gone ? &empty : &p->ring[i]);
 		m->services++;
@@ -647,18 +650,23 @@ int rm_state_commit(struct rm_state *st, const struct rm_snap *old,
 	return rm_state_commit_moved(st, old, new, flags, NULL);
 }
 
-int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
-			  const struct rm_snap *new, unsigned int flags,
-			  struct rm_moved *moved)
+/* The commit, with the plan built here or (built) one built already as a
+ * dry run for the same old and new. */
+static int commit(struct rm_state *st, const struct rm_snap *old,
+		  const struct rm_snap *new, unsigned int flags,
+		  struct rm_plan *built, struct rm_moved *moved)
 {
-	struct rm_plan *p = calloc(1, sizeof(*p));
+	struct rm_plan *p = built ? built : calloc(1, sizeof(*p));
 	int *gens = malloc(RM_RINGS_OLD_MAX * sizeof(*gens));
 	struct rm_snap *cur = NULL;
 	char why[sizeof(rm_errbuf)];
 	int err, rerr;
 
 	if (!p || !gens) {
-		free(p);
+		if (built)
+			rm_plan_free(built);
+		else
+			free(p);
 		free(gens);
 		return rm_state_fail(-ENOMEM, "out of memory");
 	}
@@ -668,7 +676,14 @@ int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
 	 * one rewrites everything from the records */
 	if (old->cfg.flags & RM_CFG_COMMITTING)
 		flags |= RM_APPLY_ALL;
-	err = rm_plan_build(st, old, new, flags & RM_APPLY_ALL, p);
+	if (built && !(flags & RM_APPLY_ALL) &&
+	    built->flags == RM_APPLY_DRY_RUN) {
+		err = rm_plan_maps(p);
+	} else {
+		if (built) /* a fresh one is not initialised yet */
+			rm_plan_free(built);
+		err = rm_plan_build(st, old, new, flags & RM_APPLY_ALL, p);
+	}
 	/* the remembered rings as they are, for a rollback to put back */
 	if (!err)
 		err = rm_gens_save(st, gens);
@@ -712,9 +727,24 @@ out:
 	rm_plan_free(p);
 	rm_gens_close(gens);
 	free(gens);
-	free(p);
+	if (!built)
+		free(p);
 	free(cur);
 	return err;
+}
+
+int rm_state_commit_moved(struct rm_state *st, const struct rm_snap *old,
+			  const struct rm_snap *new, unsigned int flags,
+			  struct rm_moved *moved)
+{
+	return commit(st, old, new, flags, NULL, moved);
+}
+
+int rm_state_commit_plan(struct rm_state *st, const struct rm_snap *old,
+			 const struct rm_snap *new, struct rm_plan *p,
+			 struct rm_moved *moved)
+{
+	return commit(st, old, new, 0, p, moved);
 }
 
 int rm_state_repair(struct rm_state *st, struct rm_snap *s)

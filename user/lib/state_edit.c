@@ -437,6 +437,12 @@ static void ketama_host(const struct rm_snap *s, const struct rm_node *nd,
 
 int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 {
+	return rm_snap_ring_near(s, svc, NULL, r);
+}
+
+int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
+		      const struct rm_ring *near, struct rm_ring *r)
+{
 	struct rm_node_spec *specs;
 	__u32 n = 0;
 	int err;
@@ -455,8 +461,8 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 		ketama_host(s, nd, &specs[n]);
 		n++;
 	}
-	err = rm_ring_build_spec(&s->cfg.seed, &s->svc[svc].ring, specs, n,
-				 s->svc[svc].vnodes, r);
+	err = rm_ring_build_near(&s->cfg.seed, &s->svc[svc].ring, specs, n,
+				 s->svc[svc].vnodes, near, r);
 	if (err == -E2BIG && s->svc[svc].ring.scheme != RM_RING_RINGMASTER) {
 		free(specs);
 		return rm_state_fail(err,

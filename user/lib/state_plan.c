@@ -210,6 +210,23 @@ void rm_plan_free(struct rm_plan *p)
 	}
 }
 
+int rm_plan_maps(struct rm_plan *p)
+{
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
+		if (!p->changed[i] || p->fd[i] >= 0)
+			continue;
+		p->fd[i] = ring_map_create(&p->ring[i], i);
+		if (p->fd[i] < 0) {
+			int err = p->fd[i];
+
+			rm_plan_free(p);
+			return err;
+		}
+	}
+	p->flags &= ~RM_APPLY_DRY_RUN;
+	return 0;
+}
+
 int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, unsigned int flags,
 		  struct rm_plan *p)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "util.h"
 
 int rm_parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
@@ -238,4 +239,35 @@ void rm_bar(char *out, size_t len, double frac, double max_frac, int width)
 	for (i = 0; i + 1 < len && (int)i < cells; i++)
 		out[i] = '#';
 	out[i] = '\0';
+}
+
+#define RM_HUGE (2UL << 20)
+
+static size_t huge_len(size_t len)
+{
+	return (len + RM_HUGE - 1) & ~(RM_HUGE - 1);
+}
+
+void *rm_huge_alloc(size_t len)
+{
+	size_t n = huge_len(len ? len : 1);
+	char *p = mmap(NULL, n + RM_HUGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* aligned, so the kernel can back it with whole huge pages */
+	a = (char *)(((unsigned long)p + RM_HUGE - 1) & ~(RM_HUGE - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + n < p + n + RM_HUGE)
+		munmap(a + n, (size_t)(p + n + RM_HUGE - (a + n)));
+	madvise(a, n, MADV_HUGEPAGE);
+	return a;
+}
+
+void rm_huge_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, huge_len(len ? len : 1));
 }

@@ -51,6 +51,16 @@ static inline __u64 rm_splitmix64(__u64 *state)
 	return z ^ (z >> 31);
 }
 
+/* Memory a command fills at once (a ring being built, a snapshot): in
+ * transparent huge pages, 2 MB aligned, zeroed. On a VM the first touch
+ * of each 4 kB page of a fresh mapping is an exit to the hypervisor
+ * (tens of microseconds: a megabyte of small pages cost a command 6-25
+ * ms); a huge page is one. Where none is to be had the kernel falls back
+ * to small pages. NULL when out of memory; free with rm_huge_free() and
+ * the same len. */
+void *rm_huge_alloc(size_t len);
+void rm_huge_free(void *p, size_t len);
+
 /* Does the name obey the ring's name rules (1..31 of [A-Za-z0-9._-])? */
 bool rm_name_valid(const char *name);
 

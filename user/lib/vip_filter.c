@@ -105,10 +105,16 @@ int rm_vip_slots_add(int slots_fd, const struct rm_svc_key *k, __u32 id)
 
 int rm_vip_slots_forget(int slots_fd, const __u8 *ids)
 {
-	bool changed = false;
+	bool changed = false, any = false;
+	struct rm_vip_slots *cur;
 	int err;
-	struct rm_vip_slots *cur = slots_read(slots_fd, &err);
 
+	/* a change of nodes alone names no service: no 128 kB read */
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !any; i++)
+		any = ids[i];
+	if (!any)
+		return 0;
+	cur = slots_read(slots_fd, &err);
 	if (!cur)
 		return err;
 	for (__u32 i = 0; i < RM_VIP_SLOTS; i++) {

@@ -27,6 +27,7 @@ struct live {
 	bool dry_run;	     /* --dry-run: edits touch no live state */
 	bool committed;	     /* live_commit() wrote the change */
 	struct live_keys *keys; /* QUIC keys this change wrote (cmd_quic_keys.c) */
+	bool pair;	     /* old and new in one block (live_open) */
 };
 
 struct edit;
