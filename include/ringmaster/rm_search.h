@@ -77,41 +77,36 @@ RM_INLINE int rm_ring_search(RM_RING_T ring, __u32 key, __u32 *node)
 	if (!s)
 		return RM_SEARCH_CORRUPT;
 	w = RM_BKT_WORD(s, b);
-	if (RM_BKT_TAG(w) == RM_BKT_DIRECT) {
-		*node = w;
-		return RM_SEARCH_OK;
-	}
 	if (RM_BKT_TAG(w) == RM_BKT_SPLIT) {
 		if (shift > RM_BKT_SPLIT_OFF_BITS)
 			return RM_SEARCH_CORRUPT;
-		if ((key & ((1u << shift) - 1)) <=
+		if ((key & ((1u << shift) - 1)) >
 		    ((w & RM_BKT_ID_MASK) >> RM_BKT_SPLIT_ID_BITS)) {
-			*node = w & ((1u << RM_BKT_SPLIT_ID_BITS) - 1);
-			return RM_SEARCH_OK;
-		}
-		/* past the point: the next bucket's first owner (bucket 0's
-		 * after the last: entry 0, as the wrap wants) */
-		b = (b + 1) & (nb - 1);
-		if (!(b & 3)) {
-			s = RM_RING_SLOT(ring, 1 + (b >> 2));
-			if (!s)
-				return RM_SEARCH_CORRUPT;
-		}
-		w = RM_BKT_WORD(s, b);
-		if (RM_BKT_TAG(w) == RM_BKT_DIRECT) {
-			*node = w;
-			return RM_SEARCH_OK;
+			/* past the point: the next bucket's first owner
+			 * (bucket 0's after the last: entry 0, the wrap) */
+			b = (b + 1) & (nb - 1);
+			if (!(b & 3)) {
+				s = RM_RING_SLOT(ring, 1 + (b >> 2));
+				if (!s)
+					return RM_SEARCH_CORRUPT;
+			}
+			w = RM_BKT_WORD(s, b);
+			if (RM_BKT_TAG(w) == RM_BKT_SEARCH) {
+				lo = w & ((1u << RM_BKT_LO_BITS) - 1);
+				if (lo > n)
+					return RM_SEARCH_CORRUPT;
+				return rm_ring_entry_node(ring, base, n, lo,
+							  node);
+			}
 		}
 		if (RM_BKT_TAG(w) == RM_BKT_SPLIT) {
 			*node = w & ((1u << RM_BKT_SPLIT_ID_BITS) - 1);
 			return RM_SEARCH_OK;
 		}
-		if (RM_BKT_TAG(w) != RM_BKT_SEARCH)
-			return RM_SEARCH_CORRUPT;
-		lo = w & ((1u << RM_BKT_LO_BITS) - 1);
-		if (lo > n)
-			return RM_SEARCH_CORRUPT;
-		return rm_ring_entry_node(ring, base, n, lo, node);
+	}
+	if (RM_BKT_TAG(w) == RM_BKT_DIRECT) {
+		*node = w;
+		return RM_SEARCH_OK;
 	}
 	if (RM_BKT_TAG(w) != RM_BKT_SEARCH)
 		return RM_SEARCH_CORRUPT;

@@ -168,8 +168,9 @@ static void guard_free(struct guarded *g)
 	munmap(g->map, g->len);
 }
 
-/* Reference owner: plain lower bound over the sorted entries, wrapping. */
-static __u32 ref_owner_idx(const struct rm_ring *r, __u32 key)
+/* The first entry at or past key (r->n if none): the plain binary search
+ * every indexed lookup is compared with. */
+static __u32 plain_lower_bound(const struct rm_ring *r, __u64 key)
 {
 	__u32 lo = 0, hi = r->n;
 
@@ -181,6 +182,14 @@ static __u32 ref_owner_idx(const struct rm_ring *r, __u32 key)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Reference owner: plain lower bound over the sorted entries, wrapping. */
+static __u32 ref_owner_idx(const struct rm_ring *r, __u32 key)
+{
+	__u32 lo = plain_lower_bound(r, key);
+
 	return lo == r->n ? 0 : lo;
 }
 
@@ -1200,23 +1209,6 @@ static void test_lookup_crafted(void **state)
 	check_lookup_all(&r, 1000);
 	rm_ring_free(&r);
 	free(p);
-}
-
-/* The first entry at or past key (r->n if none): the plain binary search
- * every indexed lookup is compared with. */
-static __u32 plain_lower_bound(const struct rm_ring *r, __u64 key)
-{
-	__u32 lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (r->entries[mid].point < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 static void bucket_range(const struct rm_ring *r, __u32 bits, __u32 k,
