@@ -62,12 +62,14 @@
 #define RM_NAME_MAX 32 /* node/service name incl. NUL; names are 1..31 chars */
 #define RM_IFNAME_MAX 16
 
-/* Ring index: the top bits of a key select a bucket holding the range of
- * entries that can own it and the owner of its first part, so most
- * lookups read one bucket instead of log2(n) entries. Bits chosen per ring
- * as ceil(log2(n)) + 1 (two buckets per entry) within these bounds. */
-#define RM_INDEX_BITS_MIN 1
-#define RM_INDEX_BITS_MAX RM_MAX_RING_ENTRIES_LOG2
+/* Ring index: the top `bits` of a key select one of 2^bits buckets, a
+ * 32-bit word each (struct rm_slot: rm_search.h and rm_rings below say how
+ * it names the owner), most of which name it alone, so most lookups read
+ * one word in an index a quarter of the entries' size per bucket. Bits
+ * chosen per ring as ceil(log2(n)) + 1 (two buckets per entry) within
+ * these bounds; four buckets fill a slot. */
+#define RM_INDEX_BITS_MIN 2
+#define RM_INDEX_BITS_MAX (RM_MAX_RING_ENTRIES_LOG2 + 1)
 /* Probes a search may take: enough for the whole ring, whatever the index. */
 #define RM_SEARCH_MAX_PROBES (RM_MAX_RING_ENTRIES_LOG2 + 1)
 
@@ -78,7 +80,8 @@
 #endif
 
 /* Total slots of a ring map: header + index + entries. */
-#define RM_RING_SLOTS(bits, n) (1u + (1u << (bits)) + ((n) + 1) / 2)
+#define RM_RING_IDX_SLOTS(bits) ((1u << (bits)) >> 2)
+#define RM_RING_SLOTS(bits, n) (1u + RM_RING_IDX_SLOTS(bits) + ((n) + 1) / 2)
 #define RM_RING_MAX_SLOTS RM_RING_SLOTS(RM_INDEX_BITS_MAX, RM_MAX_RING_ENTRIES)
 
 #define RM_DEFAULT_PIN_DIR "/sys/fs/bpf/ringmaster"
@@ -180,18 +183,48 @@ struct rm_svc {
 /* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_slot) ---- */
 /* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
  * replaced whole on every change: a packet sees the old ring or the new.
- * Layout of the inner array, all fields host order:
- *   slot 0               header: a = entries n, b = index bits
- *   slot 1 + bucket      index:  a = lo, first entry with point >= the
- *                                bucket's first key; b = hi, the same for
- *                                the next bucket; c = point of entry lo;
- *                                d = node of entry lo (entry 0 if lo = n)
- *   slot 1 + 2^bits + j  entries 2j (a = point, b = node id) and
- *                                2j+1 (c = point, d = node id)
+ * Layout of the inner array (ring format RM_RING_FORMAT), host order:
+ *   slot 0                 header: a = entries n, b = index bits |
+ *                          RM_RING_FORMAT << 8 (RM_RING_HDR_B)
+ *   slot 1 + k             index: buckets 4k .. 4k+3 in a, b, c, d
+ *   slot 1 + 2^bits/4 + j  entries 2j (a = point, b = node id) and
+ *                          2j+1 (c = point, d = node id)
  * Entries are sorted by point; a key is owned by the first entry whose
- * point is >= the key, wrapping to entry 0. A bucket answers alone for
- * every key <= c (and for all its keys when lo = hi), which with one to
- * two buckets per entry is most keys: two slot reads per packet. */
+ * point is >= the key, wrapping to entry 0. Bucket B holds the keys
+ * B << (32 - bits) and up; lo and hi are the first entries with a point
+ * at or past its first key and the next bucket's, so hi - lo of its keys
+ * are points and entry lo (entry 0 if lo = n) owns its first key, its
+ * "first owner". A bucket's word (tag in bits 30-31):
+ *   DIRECT  no point in it: bits 0-29 its first owner, for all its keys
+ *   SPLIT   one point: bits 12-29 the point's low 32 - bits bits, bits
+ *           0-11 its first owner, which owns the keys up to the point;
+ *           the next bucket's first owner owns the rest (used when the
+ *           offset fits, bits >= 14, and the owner's id fits 12 bits)
+ *   SEARCH  else: bits 0-20 lo, bits 21-29 hi - lo (RM_BKT_CNT_MAX: to
+ *           the end of the ring); the entries lo..hi are searched
+ * With two buckets per entry, DIRECT and SPLIT name the owner of 9 keys
+ * in 10 (random points) from one word: one cache line per lookup in an
+ * index of 4 bytes a bucket (512 KB at 65,536 entries). An older format
+ * (b = bits, below 256) is refused by the search as corrupt, never read. */
+#define RM_RING_FORMAT 2
+#define RM_RING_HDR_B(bits) ((__u32)(bits) | (__u32)RM_RING_FORMAT << 8)
+#define RM_RING_HDR_BITS(b) ((b) & 0xffu)
+#define RM_RING_HDR_FORMAT(b) ((b) >> 8)
+#define RM_BKT_TAG(w) ((w) >> 30)
+#define RM_BKT_DIRECT 0u
+#define RM_BKT_SPLIT 1u
+#define RM_BKT_SEARCH 2u
+#define RM_BKT_ID_MASK 0x3fffffffu /* DIRECT */
+#define RM_BKT_SPLIT_ID_BITS 12
+#define RM_BKT_SPLIT_OFF_BITS 18
+#define RM_BKT_LO_BITS 21 /* SEARCH: lo, up to RM_MAX_RING_ENTRIES */
+#define RM_BKT_CNT_MAX 0x1ffu
+#if RM_MAX_RING_ENTRIES_LOG2 >= RM_BKT_LO_BITS
+#error "RM_MAX_RING_ENTRIES_LOG2 too large for the ring index's 21-bit lo"
+#endif
+#if RM_MAX_NODES > RM_BKT_ID_MASK
+#error "RM_MAX_NODES too large for the ring index's 30-bit node ids"
+#endif
 /* Flags of every ring array and of the template: inner arrays of any
  * size, written by userspace through mmap (see user/lib/ring_map.c). */
 #define RM_RING_MAP_FLAGS (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
@@ -210,6 +243,12 @@ struct rm_slot {
 #define RM_ODD_MASK(i) (0u - ((__u32)(i) & 1u))
 #define RM_ENTRY_POINT(s, i) ((s)->a ^ (((s)->a ^ (s)->c) & RM_ODD_MASK(i)))
 #define RM_ENTRY_NODE(s, i) ((s)->b ^ (((s)->b ^ (s)->d) & RM_ODD_MASK(i)))
+/* Word j & 3 of a slot (a, b, c, d): bucket j of the index. */
+#define RM_SLOT_HALF(s, j) ((s)->a ^ (((s)->a ^ (s)->b) & RM_ODD_MASK(j)))
+#define RM_SLOT_HALF2(s, j) ((s)->c ^ (((s)->c ^ (s)->d) & RM_ODD_MASK(j)))
+#define RM_BKT_WORD(s, j)                                                  \
+	(RM_SLOT_HALF(s, j) ^                                              \
+	 ((RM_SLOT_HALF(s, j) ^ RM_SLOT_HALF2(s, j)) & RM_ODD_MASK((j) >> 1)))
 
 /* ---- rm_rings_old: ARRAY_OF_MAPS [RM_MAX_SERVICES * RM_RING_GENS] ---- */
 /* Second chance: the rings a service had before, newest first, at

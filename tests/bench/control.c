@@ -466,7 +466,7 @@ static void memory(struct cctx *c, struct rm_json *j)
 	printf("\n### Memory\n\n| what | bytes |\n|---|---:|\n");
 	rm_json_obj_open(j, "memory");
 	if (ring_mem > 0 && hdr.a) {
-		__u32 n = hdr.a, nslots = RM_RING_SLOTS(hdr.b, n);
+		__u32 n = hdr.a, nslots = RM_RING_SLOTS(RM_RING_HDR_BITS(hdr.b), n);
 
 		printf("| ring entry, encoded (header + index + entries) / "
 		       "entries, %u entries | %.2f |\n",

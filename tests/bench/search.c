@@ -87,7 +87,7 @@ plain_lookup(const struct rm_slot *slots, __u32 nslots, __u32 key, __u32 *id)
 	n = slots[0].a;
 	if (n == 0)
 		return -1;
-	base = 1 + (1u << slots[0].b);
+	base = 1 + RM_RING_IDX_SLOTS(RM_RING_HDR_BITS(slots[0].b) & 31);
 	if (base + (n + 1) / 2 > nslots)
 		return -1;
 	lo = 0;

@@ -39,6 +39,8 @@
 #include <ringmaster/rm_conn.h>
 #include <ringmaster/rm_hash.h>
 #include "ringmaster.skel.h"
+#include "layout.h"
+#include "ring.h"
 #include "state.h"
 #include "util.h"
 #include "vip_filter.h"
@@ -573,6 +575,102 @@ static void test_ring_content(void **state)
 	free(live);
 	free(want);
 	rm_ring_free(&r);
+	free(s);
+}
+
+/* Rings of another format (RM_RING_FORMAT, rm_common.h): the program
+ * never reads one (a packet to it is dropped as no-node); a reader still
+ * reads the format before this one's entries (`ringctl save` ahead of
+ * ringload attach --migrate) and refuses any other, naming the way over;
+ * a writer refuses pins whose layout record says older rings. */
+static void test_ring_format(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct rm_slot *live, *old, hdr;
+	struct rm_layout l;
+	struct rm_state st;
+	struct rm_ring r, d;
+	struct flow_in f;
+	__u32 n, m, bits, key = 0, id = 0;
+	__u8 mac[6];
+	int fd;
+
+	assert_non_null(s);
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	add_node(fx->pin, "web", "b", 2, 2, NULL);
+	read_snap(fx->pin, s);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_ring_slots(&st, 0, &live, &n), 0);
+	rm_state_close(&st);
+	assert_int_equal(rm_ring_decode(live, n, s, 0, &r), 0);
+
+	/* the format before: b = bits (two 16-byte buckets per entry) */
+	for (bits = 1; bits < 20 && (1u << bits) < 2 * r.n; bits++)
+		;
+	m = 1 + (1u << bits) + (r.n + 1) / 2;
+	old = calloc(m, sizeof(*old));
+	assert_non_null(old);
+	old[0].a = r.n;
+	old[0].b = bits;
+	memcpy(&old[1 + (1u << bits)], &live[n - (r.n + 1) / 2],
+	       (r.n + 1) / 2 * sizeof(*old));
+	assert_int_equal(rm_ring_decode(old, m, s, 0, &d), 0);
+	assert_int_equal(d.n, r.n);
+	for (__u32 i = 0; i < r.n; i++) {
+		assert_int_equal(d.entries[i].point, r.entries[i].point);
+		assert_string_equal(d.nodes[d.entries[i].node].name,
+				    r.nodes[r.entries[i].node].name);
+	}
+	rm_ring_free(&d);
+	/* ... which the search does not read (RM_SEARCH_CORRUPT) */
+	assert_int_not_equal(rm_ring_lookup(old, m, 1, &id), 0);
+	/* a later format: refused, naming it */
+	live[0].b = RM_RING_HDR_BITS(live[0].b) | (RM_RING_FORMAT + 1) << 8;
+	assert_int_equal(rm_ring_decode(live, n, s, 0, &d), -EPROTO);
+	assert_non_null(strstr(rm_errmsg(), "ring format 3"));
+	assert_non_null(strstr(rm_errmsg(), "--migrate"));
+
+	/* the program: the live ring's header says the format before */
+	{
+		__u32 inner_id = 0, svc = 0;
+
+		assert_int_equal(bpf_map_lookup_elem(
+				     bpf_map__fd(fx->skel->maps.rm_rings), &svc,
+				     &inner_id),
+				 0);
+		fd = bpf_map_get_fd_by_id(inner_id);
+	}
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &hdr), 0);
+	random_flow(&f, 4, "198.18.0.10", IPPROTO_TCP, 80);
+	assert_int_equal(run_pkt(fx, &f, mac), XDP_TX);
+	hdr.b = RM_RING_HDR_BITS(hdr.b);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &hdr, BPF_ANY), 0);
+	assert_int_equal(run_pkt(fx, &f, mac), XDP_DROP);
+	hdr.b = RM_RING_HDR_B(hdr.b);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &hdr, BPF_ANY), 0);
+	assert_int_equal(run_pkt(fx, &f, mac), XDP_TX);
+	close(fd);
+
+	/* a writer over pins recorded with older rings */
+	assert_int_equal(rm_layout_pinned(fx->pin, &l), 0);
+	assert_int_equal(l.ring_format, RM_RING_FORMAT);
+	l.ring_format = 0;
+	assert_int_equal(rm_layout_record(fx->pin, &l), 0);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), -EPROTO);
+	assert_non_null(strstr(rm_errmsg(), "--migrate"));
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_SH), 0);
+	rm_state_close(&st);
+	l.ring_format = RM_RING_FORMAT;
+	assert_int_equal(rm_layout_record(fx->pin, &l), 0);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_EX), 0);
+	rm_state_close(&st);
+
+	rm_ring_free(&r);
+	free(old);
+	free(live);
 	free(s);
 }
 
@@ -2164,6 +2262,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_ring_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ring_format, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dataplane_follows_lookup,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_input_unchanged, setup,

@@ -129,6 +129,10 @@ int rm_layout_ours(struct rm_layout *out)
 		inner = bpf_map__inner_map(map);
 		if (inner)
 			mix_map(&maps[n].h, inner, NULL);
+		/* what a ring's slots mean is no map's shape: its format */
+		if (!strcmp(maps[n].name, RM_MAP_NAME(RINGS)) ||
+		    !strcmp(maps[n].name, RM_MAP_NAME(RINGS_OLD)))
+			mix_u32(&maps[n].h, RM_RING_FORMAT);
 		n++;
 	}
 	qsort(maps, n, sizeof(maps[0]), by_name);
@@ -138,6 +142,7 @@ int rm_layout_ours(struct rm_layout *out)
 	}
 	memset(out, 0, sizeof(*out));
 	out->number = RM_LAYOUT_NUMBER;
+	out->ring_format = RM_RING_FORMAT;
 	out->fingerprint = h;
 	snprintf(out->version, sizeof(out->version), "%s", rm_version());
 	ringmaster_bpf__destroy(skel);
@@ -182,6 +187,27 @@ int rm_layout_pinned(const char *pin_dir, struct rm_layout *out)
 				     RM_LAYOUT_MAP, strerror(-err));
 	out->version[sizeof(out->version) - 1] = '\0';
 	return 0;
+}
+
+int rm_layout_writable(const char *pin_dir)
+{
+	struct rm_layout l;
+	char text[96];
+	int err = rm_layout_pinned(pin_dir, &l);
+
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	if (l.ring_format == RM_RING_FORMAT)
+		return 0;
+	rm_layout_text(&l, text, sizeof(text));
+	return rm_state_fail(-EPROTO,
+			     "%s holds %s, whose rings are in format %u; this "
+			     "build writes format %u, which the program attached "
+			     "there cannot read: `ringload attach IFACE --migrate` "
+			     "moves the state over first",
+			     pin_dir, text, l.ring_format, RM_RING_FORMAT);
 }
 
 int rm_layout_record(const char *pin_dir, const struct rm_layout *l)

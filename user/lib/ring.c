@@ -699,7 +699,7 @@ __u32 rm_ring_index_bits(__u32 n)
 	__u32 bits = RM_INDEX_BITS_MIN;
 
 	/* two buckets per entry: most buckets then hold at most one point,
-	 * so the bucket alone names the owner */
+	 * so the bucket's word alone names the owner */
 	while (bits < RM_INDEX_BITS_MAX && (1ull << bits) < 2ull * n)
 		bits++;
 	return bits;
@@ -710,11 +710,43 @@ __u32 rm_ring_nslots(const struct rm_ring *r)
 	return RM_RING_SLOTS(rm_ring_index_bits(r->n), r->n);
 }
 
+/* The word of the bucket whose points are entries [lo, hi) (rm_common.h,
+ * rm_rings); shift = 32 - bits. */
+static __u32 bucket_word(const struct rm_ring *r, __u32 lo, __u32 hi,
+			 __u32 shift)
+{
+	__u32 first = r->nodes[r->entries[lo < r->n ? lo : 0].node].id;
+
+	if (lo == hi)
+		return RM_BKT_DIRECT << 30 | first;
+	if (hi - lo == 1 && shift <= RM_BKT_SPLIT_OFF_BITS &&
+	    first < 1u << RM_BKT_SPLIT_ID_BITS)
+		return RM_BKT_SPLIT << 30 |
+		       (r->entries[lo].point & ((1u << shift) - 1))
+			   << RM_BKT_SPLIT_ID_BITS |
+		       first;
+	return RM_BKT_SEARCH << 30 |
+	       (hi - lo < RM_BKT_CNT_MAX ? hi - lo : RM_BKT_CNT_MAX)
+		   << RM_BKT_LO_BITS |
+	       lo;
+}
+
+static void bucket_set(struct rm_slot *s, __u32 j, __u32 w)
+{
+	switch (j & 3) {
+	case 0: s->a = w; break;
+	case 1: s->b = w; break;
+	case 2: s->c = w; break;
+	default: s->d = w; break;
+	}
+}
+
 int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 		   __u32 nslots)
 {
 	__u32 bits = rm_ring_index_bits(r->n);
-	__u32 nb = 1u << bits, shift = 32 - bits, base = 1 + nb, i, b;
+	__u32 nb = 1u << bits, shift = 32 - bits;
+	__u32 base = 1 + RM_RING_IDX_SLOTS(bits), i, b;
 
 	if (nslots < rm_ring_nslots(r))
 		return -ENOSPC;
@@ -728,21 +760,18 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 		memset(&slots[nslots - 1], 0, sizeof(slots[0]));
 	}
 	slots[0].a = r->n;
-	slots[0].b = bits;
+	slots[0].b = RM_RING_HDR_B(bits);
 	if (r->n == 0)
 		return 0;
-	/* bucket b: [first entry >= b << shift, first entry >= (b+1) << shift) */
+	/* bucket b: entries [first >= b << shift, first >= (b+1) << shift) */
 	i = 0;
 	for (b = 0; b < nb; b++) {
 		__u64 next = (__u64)(b + 1) << shift;
-		__u32 first = i < r->n ? i : 0;
+		__u32 lo = i;
 
-		slots[1 + b].a = i;
-		slots[1 + b].c = i < r->n ? r->entries[i].point : 0;
-		slots[1 + b].d = r->nodes[r->entries[first].node].id;
 		while (i < r->n && r->entries[i].point < next)
 			i++;
-		slots[1 + b].b = i;
+		bucket_set(&slots[1 + (b >> 2)], b, bucket_word(r, lo, i, shift));
 	}
 	for (i = 0; i < r->n; i++) {
 		struct rm_slot *s = &slots[base + (i >> 1)];
@@ -779,10 +808,10 @@ bool rm_ring_encoded_in(const struct rm_ring *r, const struct rm_slot *slots,
 			__u32 nslots)
 {
 	__u32 bits = rm_ring_index_bits(r->n), nb = 1u << bits;
-	__u32 shift = 32 - bits, base = 1 + nb;
+	__u32 shift = 32 - bits, base = 1 + RM_RING_IDX_SLOTS(bits);
 
 	if (nslots != rm_ring_nslots(r) || slots[0].a != r->n ||
-	    slots[0].b != bits)
+	    slots[0].b != RM_RING_HDR_B(bits))
 		return false;
 	if (r->n == 0)
 		return true;
@@ -805,11 +834,9 @@ bool rm_ring_encoded_in(const struct rm_ring *r, const struct rm_slot *slots,
 				  (RM_RING_CHECK_BUCKETS - 1));
 		__u32 lo = lower_bound(r, (__u64)b << shift);
 		__u32 hi = lower_bound(r, (__u64)(b + 1) << shift);
-		const struct rm_slot *s = &slots[1 + b];
 
-		if (s->a != lo || s->b != hi ||
-		    s->c != (lo < r->n ? r->entries[lo].point : 0) ||
-		    s->d != r->nodes[r->entries[lo < r->n ? lo : 0].node].id)
+		if (RM_BKT_WORD(&slots[1 + (b >> 2)], b) !=
+		    bucket_word(r, lo, hi, shift))
 			return false;
 	}
 	return true;

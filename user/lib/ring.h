@@ -137,8 +137,9 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
  * are compared exactly, the index at RM_RING_CHECK_BUCKETS buckets spread
  * evenly (and its first and last): the index is a function of the
  * entries, written with them before a ring is installed, and reading all
- * of its megabytes (4/5 of a ring) would cost more than the rest of a
- * read command. Nothing is allocated. The header's c/d (a retired ring's
+ * of it would cost more than the rest of a
+ * read command (at 100k entries the index is 1 MB, the entries 400 KB).
+ * Nothing is allocated. The header's c/d (a retired ring's
  * stamp) are not compared. */
 #ifndef RM_RING_CHECK_BUCKETS
 #define RM_RING_CHECK_BUCKETS 64 /* at least 2 */

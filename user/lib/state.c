@@ -640,6 +640,9 @@ int rm_state_open(struct rm_state *st, const char *pin_dir, enum rm_lock lock)
 	if (!err)
 		err = check_map(st, RM_M_CONN_IDX, 4,
 				sizeof(struct rm_conn_set), false);
+	/* a writer's rings must be ones the attached program reads */
+	if (!err && !ro)
+		err = rm_layout_writable(pin_dir);
 	if (err)
 		goto fail;
 	return 0;

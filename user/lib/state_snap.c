@@ -202,18 +202,31 @@ static void entry_at(const struct rm_slot *e, __u32 i, __u32 *point,
 	*id = RM_ENTRY_NODE(s, i);
 }
 
-/* Read the entries back; node names and weights come from s. */
+/* Read the entries back; node names and weights come from s. A ring of
+ * the format before this one (header b = bits, 1 to 20, 16-byte buckets)
+ * is read too, *older set: a reader of a state an upgrade has not
+ * migrated yet (`ringctl save` for ringload attach --migrate). */
 static int decode_entries(const struct rm_slot *slots, __u32 nslots,
 			  const struct rm_snap *s, __u32 svc,
-			  struct rm_ring *r)
+			  struct rm_ring *r, bool *older)
 {
-	__u32 n = slots[0].a, bits = slots[0].b, k = 0, point, id;
-	const struct rm_slot *e = slots + 1 + (1u << (bits & 31));
+	__u32 n = slots[0].a, bits = RM_RING_HDR_BITS(slots[0].b), k = 0;
+	const struct rm_slot *e;
 	int *idx = NULL, err = -EINVAL;
+	__u32 point, id, base;
 
-	if (bits < RM_INDEX_BITS_MIN || bits > RM_INDEX_BITS_MAX ||
-	    n > RM_MAX_RING_ENTRIES || RM_RING_SLOTS(bits, n) > nslots)
+	*older = slots[0].b >= 1 && slots[0].b <= RM_MAX_RING_ENTRIES_LOG2;
+	if (*older)
+		base = 1 + (1u << bits);
+	else if (RM_RING_HDR_FORMAT(slots[0].b) == RM_RING_FORMAT &&
+		 bits >= RM_INDEX_BITS_MIN && bits <= RM_INDEX_BITS_MAX)
+		base = 1 + RM_RING_IDX_SLOTS(bits);
+	else
+		return RM_RING_HDR_FORMAT(slots[0].b) != RM_RING_FORMAT ? -EPROTO
+									: -EINVAL;
+	if (n > RM_MAX_RING_ENTRIES || base + (n + 1) / 2 > nslots)
 		return -EINVAL;
+	e = slots + base;
 	idx = malloc(RM_MAX_NODES * sizeof(*idx));
 	r->nodes = calloc(RM_MAX_NODES_PER_RING, sizeof(*r->nodes));
 	r->entries = calloc(n ? n : 1, sizeof(*r->entries));
@@ -271,6 +284,7 @@ int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
 			 bool *matches)
 {
 	int err = -EINVAL;
+	bool older = false;
 
 	if (matches)
 		*matches = false;
@@ -286,15 +300,23 @@ int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
 	}
 	memset(r, 0, sizeof(*r));
 	if (nslots)
-		err = decode_entries(slots, nslots, s, svc, r);
-	/* read back right only if it encodes to the very same slots */
-	if (!err && !rm_ring_encoded_in(r, slots, nslots))
+		err = decode_entries(slots, nslots, s, svc, r, &older);
+	/* read back right only if it encodes to the very same slots (an
+	 * older format's entries as they are) */
+	if (!err && !older && !rm_ring_encoded_in(r, slots, nslots))
 		err = -EINVAL;
 	if (!err)
 		return 0;
 	rm_ring_free(r);
 	if (err == -ENOMEM)
 		return rm_state_fail(err, "out of memory");
+	if (err == -EPROTO)
+		return rm_state_fail(err,
+		    "the ring of service '%s' is in ring format %u, this "
+		    "build's is %u: the pins are another release's (`ringload "
+		    "attach IFACE --migrate` moves them over)",
+		    s->svc[svc].name, RM_RING_HDR_FORMAT(slots[0].b),
+		    RM_RING_FORMAT);
 	return rm_state_fail(err,
 		    "the ring of service '%s' is corrupt (%u slots): "
 		    "`ringctl save | ringctl restore -` rebuilds it",
