@@ -408,9 +408,7 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
 				       __u32 in_if, __u32 l3_off, __u32 ip_len,
 				       __u32 hlen)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u32 frame = end - data, want = l3_off + ip_len;
+	__u32 frame, want = l3_off + ip_len;
 	int out = RM_ENC_TX;
 
 	if (ifindex != in_if) {
@@ -419,6 +417,8 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
 			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
 		out = RM_ENC_REDIRECT;
 	}
+	/* after the call: read before it, both would be saved across it */
+	frame = ctx->data_end - ctx->data;
 	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
 		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
 	if (bpf_xdp_adjust_head(ctx, (int)l3_off - (int)(ETH_HLEN + hlen)))
@@ -431,19 +431,24 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
  * within the record's MTU. It makes the same decisions and bytes as the
  * general path below, with fewer values live at once (what the general
  * path keeps for its other cases cost BPF's five saved registers dearly
- * in stack spills: ~5 ns a packet). Returns RM_ENC_*, or -1 with nothing
- * changed or counted: not this case, the general path decides. */
+ * in stack spills: ~5 ns a packet), and is inlined into the caller (no
+ * BPF call: rm_forward). Returns RM_ENC_*, or -1 with nothing changed
+ * or counted: not this case, the general path decides.
+ *
+ * The MACs move as two words, not twelve bytes: dmac and smac are
+ * adjacent in the record (dmac 8-aligned) and in the frame, and neither
+ * map values nor packets need aligned access on the CPUs BPF JITs for
+ * (the verifier checks alignment only under BPF_F_STRICT_ALIGNMENT). */
 static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 					  const struct rm_node *node,
 					  const struct rm_pkt *pkt, __be32 src,
 					  __u32 node_id)
 {
 	struct rm_nh *nh = bpf_map_lookup_elem(&rm_nexthops, &node_id);
-	__u32 seq, hlen, tot, ifindex;
+	__u32 seq, hlen, tot, ifindex, mac_hi;
 	int out;
 	int gue = node->via == RM_VIA_GUE;
-	__u8 mac[2 * ETH_ALEN]; /* the record's dmac and smac */
-	struct ethhdr *eth;
+	__u64 mac_lo; /* dmac, then the first two bytes of smac */
 	struct iphdr *iph;
 	void *data, *end;
 
@@ -461,7 +466,8 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 	if (tot > nh->mtu)
 		return -1;
 	ifindex = nh->ifindex;
-	__builtin_memcpy(mac, nh->dmac, sizeof(mac)); /* smac follows */
+	mac_lo = *(const __u64 *)nh->dmac;
+	mac_hi = *(const __u32 *)(nh->smac + 2);
 	rm_barrier();
 	if (RM_READ_ONCE(nh->seq) != seq)
 		return -1;
@@ -472,12 +478,12 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 		return out;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	eth = data;
-	iph = (void *)(eth + 1);
+	iph = data + ETH_HLEN;
 	if ((void *)(iph + 1) > end)
 		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-	__builtin_memcpy(eth, mac, sizeof(mac));
-	eth->h_proto = bpf_htons(ETH_P_IP);
+	*(__u64 *)data = mac_lo;
+	*(__u32 *)(data + 8) = mac_hi;
+	*(__be16 *)(data + 12) = bpf_htons(ETH_P_IP);
 	rm_ip4_fill(iph, pkt->tos, tot,
 		    gue				       ? IPPROTO_UDP
 		    : pkt->flow.family == RM_FAMILY_V6 ? RM_PROTO_IPV6
@@ -518,12 +524,6 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	if (!ctx || !node || !pkt || !cfg || !hops)
 		return RM_ENC_DROP;
 	node_id = hops->node[0];
-	if (node->addr_family == RM_FAMILY_V4 && cfg->encap_src4 &&
-	    !rm_gue_hops_n(node, hops)) {
-		rc = rm_encap4_fast(ctx, node, pkt, cfg->encap_src4, node_id);
-		if (rc >= 0)
-			return rc;
-	}
 	/* read once: the verifier refuses a spilled pointer into ctx */
 	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
 	in.l3_off = pkt->l3_off;
