@@ -307,6 +307,26 @@ struct rm_hop {
 };
 
 #define RM_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+/* A record's first 8 bytes (seq, then flags) as one word, and two
+ * 16-bit fields (first, then second in memory) as one: in the byte order
+ * the program runs in. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RM_NH_SEQ_FLAGS(seq, flags) ((__u64)(flags) << 32 | (seq))
+#define RM_NH_SEQ_OF(w) ((__u32)(w))
+#define RM_U16_PAIR(a, b) ((__u32)(__u16)(a) | (__u32)(__u16)(b) << 16)
+#else
+#define RM_NH_SEQ_FLAGS(seq, flags) ((__u64)(seq) << 32 | (flags))
+#define RM_NH_SEQ_OF(w) ((__u32)((w) >> 32))
+#define RM_U16_PAIR(a, b) ((__u32)(__u16)(a) << 16 | (__u32)(__u16)(b))
+#endif
+/* what the fast path's word loads assume of the record's layout */
+_Static_assert(__builtin_offsetof(struct rm_nh, seq) == 0 &&
+		   __builtin_offsetof(struct rm_nh, flags) == 4 &&
+		   __builtin_offsetof(struct rm_nh, dmac) % 8 == 0 &&
+		   __builtin_offsetof(struct rm_nh, smac) ==
+		       __builtin_offsetof(struct rm_nh, dmac) + ETH_ALEN,
+	       "struct rm_nh: seq, flags, dmac and smac where rm_encap4_fast "
+	       "reads them");
 #define rm_barrier() asm volatile("" ::: "memory")
 
 /* The node's rm_nexthops record into hop: 1 if usable, else 0 with the
@@ -445,19 +465,20 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 					  __u32 node_id)
 {
 	struct rm_nh *nh = bpf_map_lookup_elem(&rm_nexthops, &node_id);
-	__u32 seq, hlen, tot, ifindex, mac_hi;
+	__u32 hlen, tot, ifindex, mac_hi;
 	int out;
 	int gue = node->via == RM_VIA_GUE;
-	__u64 mac_lo; /* dmac, then the first two bytes of smac */
+	__u64 sf, mac_lo; /* mac_lo: dmac, then the first two bytes of smac */
 	struct iphdr *iph;
 	void *data, *end;
 
 	if (!nh)
 		return -1;
-	seq = RM_READ_ONCE(nh->seq);
+	/* seq and flags in one load: seq even, valid, not ECMP */
+	sf = RM_READ_ONCE(*(const __u64 *)nh);
 	rm_barrier();
-	if ((seq & 1) ||
-	    (nh->flags & (RM_NH_F_VALID | RM_NH_F_ECMP)) != RM_NH_F_VALID ||
+	if ((sf & RM_NH_SEQ_FLAGS(1, RM_NH_F_VALID | RM_NH_F_ECMP)) !=
+		RM_NH_SEQ_FLAGS(0, RM_NH_F_VALID) ||
 	    nh->family != RM_FAMILY_V4 || nh->addr[0] != node->addr[0] ||
 	    bpf_jiffies64() >= nh->expires_jiffies)
 		return -1;
@@ -469,7 +490,7 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 	mac_lo = *(const __u64 *)nh->dmac;
 	mac_hi = *(const __u32 *)(nh->smac + 2);
 	rm_barrier();
-	if (RM_READ_ONCE(nh->seq) != seq)
+	if (RM_READ_ONCE(nh->seq) != RM_NH_SEQ_OF(sf))
 		return -1;
 
 	out = rm_enc_room(ctx, ifindex, ctx->ingress_ifindex, pkt->l3_off,
@@ -494,10 +515,11 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 
 		if ((void *)(uh + 1) > end)
 			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-		uh->source = rm_gue_sport(&pkt->flow);
-		uh->dest = node->gue_port;
-		uh->len = bpf_htons(RM_GUE_UDP_LEN + pkt->ip_len);
-		uh->check = 0;
+		/* source and destination port; length and checksum 0 */
+		*(__u32 *)uh = RM_U16_PAIR(rm_gue_sport(&pkt->flow),
+					   node->gue_port);
+		*((__u32 *)uh + 1) =
+		    RM_U16_PAIR(bpf_htons(RM_GUE_UDP_LEN + pkt->ip_len), 0);
 	}
 	rm_count(gue ? RM_CNT_ENCAP_GUE : RM_CNT_ENCAP_IPIP);
 	return out;
