@@ -124,6 +124,18 @@ static __always_inline __u16 rm_csum_fold(__u64 s)
 	return ~s & 0xffff;
 }
 
+/* The same for a sum of at most four 32-bit words (below 2^34), in
+ * fewer steps: 2^16 is 1 modulo 0xffff, so 16-bit pieces can be added
+ * from the start; two folds leave at most 0xffff + 7, the last add
+ * takes its carry. */
+static __always_inline __u16 rm_csum_fold4(__u64 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s += s >> 16;
+	return ~s & 0xffff;
+}
+
 /* A header the director originates: no options, ID 0, no DF, TTL 64.
  * Built as whole 32-bit words and summed from them in registers: reading
  * back a word just stored as bytes stalls the CPU (store forwarding
@@ -143,7 +155,7 @@ static __always_inline void rm_ip4_fill(struct iphdr *iph, __u8 tos,
 	w[2] = w2;
 	w[3] = saddr;
 	w[4] = daddr;
-	iph->check = rm_csum_fold((__u64)w0 + w2 + saddr + daddr);
+	iph->check = rm_csum_fold4((__u64)w0 + w2 + saddr + daddr);
 }
 
 static __always_inline int rm_enc_drop(__u32 counter)
@@ -307,6 +319,26 @@ struct rm_hop {
 };
 
 #define RM_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+/* A record's first 8 bytes (seq, then flags) as one word, and two
+ * 16-bit fields (first, then second in memory) as one: in the byte order
+ * the program runs in. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RM_NH_SEQ_FLAGS(seq, flags) ((__u64)(flags) << 32 | (seq))
+#define RM_NH_SEQ_OF(w) ((__u32)(w))
+#define RM_U16_PAIR(a, b) ((__u32)(__u16)(a) | (__u32)(__u16)(b) << 16)
+#else
+#define RM_NH_SEQ_FLAGS(seq, flags) ((__u64)(seq) << 32 | (flags))
+#define RM_NH_SEQ_OF(w) ((__u32)((w) >> 32))
+#define RM_U16_PAIR(a, b) ((__u32)(__u16)(a) << 16 | (__u32)(__u16)(b))
+#endif
+/* what the fast path's word loads assume of the record's layout */
+_Static_assert(__builtin_offsetof(struct rm_nh, seq) == 0 &&
+		   __builtin_offsetof(struct rm_nh, flags) == 4 &&
+		   __builtin_offsetof(struct rm_nh, dmac) % 8 == 0 &&
+		   __builtin_offsetof(struct rm_nh, smac) ==
+		       __builtin_offsetof(struct rm_nh, dmac) + ETH_ALEN,
+	       "struct rm_nh: seq, flags, dmac and smac where rm_encap4_fast "
+	       "reads them");
 #define rm_barrier() asm volatile("" ::: "memory")
 
 /* The node's rm_nexthops record into hop: 1 if usable, else 0 with the
@@ -408,9 +440,7 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
 				       __u32 in_if, __u32 l3_off, __u32 ip_len,
 				       __u32 hlen)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u32 frame = end - data, want = l3_off + ip_len;
+	__u32 frame, want = l3_off + ip_len;
 	int out = RM_ENC_TX;
 
 	if (ifindex != in_if) {
@@ -419,6 +449,8 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
 			return rm_enc_drop(RM_CNT_REDIRECT_FAILED);
 		out = RM_ENC_REDIRECT;
 	}
+	/* after the call: read before it, both would be saved across it */
+	frame = ctx->data_end - ctx->data;
 	if (frame > want && bpf_xdp_adjust_tail(ctx, (int)want - (int)frame))
 		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
 	if (bpf_xdp_adjust_head(ctx, (int)l3_off - (int)(ETH_HLEN + hlen)))
@@ -431,28 +463,34 @@ static __always_inline int rm_enc_room(struct xdp_md *ctx, __u32 ifindex,
  * within the record's MTU. It makes the same decisions and bytes as the
  * general path below, with fewer values live at once (what the general
  * path keeps for its other cases cost BPF's five saved registers dearly
- * in stack spills: ~5 ns a packet). Returns RM_ENC_*, or -1 with nothing
- * changed or counted: not this case, the general path decides. */
+ * in stack spills: ~5 ns a packet), and is inlined into the caller (no
+ * BPF call: rm_forward). Returns RM_ENC_*, or -1 with nothing changed
+ * or counted: not this case, the general path decides.
+ *
+ * The MACs move as two words, not twelve bytes: dmac and smac are
+ * adjacent in the record (dmac 8-aligned) and in the frame, and neither
+ * map values nor packets need aligned access on the CPUs BPF JITs for
+ * (the verifier checks alignment only under BPF_F_STRICT_ALIGNMENT). */
 static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 					  const struct rm_node *node,
 					  const struct rm_pkt *pkt, __be32 src,
 					  __u32 node_id)
 {
 	struct rm_nh *nh = bpf_map_lookup_elem(&rm_nexthops, &node_id);
-	__u32 seq, hlen, tot, ifindex;
+	__u32 hlen, tot, ifindex, mac_hi;
 	int out;
 	int gue = node->via == RM_VIA_GUE;
-	__u8 mac[2 * ETH_ALEN]; /* the record's dmac and smac */
-	struct ethhdr *eth;
+	__u64 sf, mac_lo; /* mac_lo: dmac, then the first two bytes of smac */
 	struct iphdr *iph;
 	void *data, *end;
 
 	if (!nh)
 		return -1;
-	seq = RM_READ_ONCE(nh->seq);
+	/* seq and flags in one load: seq even, valid, not ECMP */
+	sf = RM_READ_ONCE(*(const __u64 *)nh);
 	rm_barrier();
-	if ((seq & 1) ||
-	    (nh->flags & (RM_NH_F_VALID | RM_NH_F_ECMP)) != RM_NH_F_VALID ||
+	if ((sf & RM_NH_SEQ_FLAGS(1, RM_NH_F_VALID | RM_NH_F_ECMP)) !=
+		RM_NH_SEQ_FLAGS(0, RM_NH_F_VALID) ||
 	    nh->family != RM_FAMILY_V4 || nh->addr[0] != node->addr[0] ||
 	    bpf_jiffies64() >= nh->expires_jiffies)
 		return -1;
@@ -461,9 +499,10 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 	if (tot > nh->mtu)
 		return -1;
 	ifindex = nh->ifindex;
-	__builtin_memcpy(mac, nh->dmac, sizeof(mac)); /* smac follows */
+	mac_lo = *(const __u64 *)nh->dmac;
+	mac_hi = *(const __u32 *)(nh->smac + 2);
 	rm_barrier();
-	if (RM_READ_ONCE(nh->seq) != seq)
+	if (RM_READ_ONCE(nh->seq) != RM_NH_SEQ_OF(sf))
 		return -1;
 
 	out = rm_enc_room(ctx, ifindex, ctx->ingress_ifindex, pkt->l3_off,
@@ -472,12 +511,12 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 		return out;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	eth = data;
-	iph = (void *)(eth + 1);
+	iph = data + ETH_HLEN;
 	if ((void *)(iph + 1) > end)
 		return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-	__builtin_memcpy(eth, mac, sizeof(mac));
-	eth->h_proto = bpf_htons(ETH_P_IP);
+	*(__u64 *)data = mac_lo;
+	*(__u32 *)(data + 8) = mac_hi;
+	*(__be16 *)(data + 12) = bpf_htons(ETH_P_IP);
 	rm_ip4_fill(iph, pkt->tos, tot,
 		    gue				       ? IPPROTO_UDP
 		    : pkt->flow.family == RM_FAMILY_V6 ? RM_PROTO_IPV6
@@ -488,10 +527,11 @@ static __always_inline int rm_encap4_fast(struct xdp_md *ctx,
 
 		if ((void *)(uh + 1) > end)
 			return rm_enc_drop(RM_CNT_DROP_MALFORMED);
-		uh->source = rm_gue_sport(&pkt->flow);
-		uh->dest = node->gue_port;
-		uh->len = bpf_htons(RM_GUE_UDP_LEN + pkt->ip_len);
-		uh->check = 0;
+		/* source and destination port; length and checksum 0 */
+		*(__u32 *)uh = RM_U16_PAIR(rm_gue_sport(&pkt->flow),
+					   node->gue_port);
+		*((__u32 *)uh + 1) =
+		    RM_U16_PAIR(bpf_htons(RM_GUE_UDP_LEN + pkt->ip_len), 0);
 	}
 	rm_count(gue ? RM_CNT_ENCAP_GUE : RM_CNT_ENCAP_IPIP);
 	return out;
@@ -518,12 +558,6 @@ __noinline int rm_encap(struct xdp_md *ctx, const struct rm_node *node,
 	if (!ctx || !node || !pkt || !cfg || !hops)
 		return RM_ENC_DROP;
 	node_id = hops->node[0];
-	if (node->addr_family == RM_FAMILY_V4 && cfg->encap_src4 &&
-	    !rm_gue_hops_n(node, hops)) {
-		rc = rm_encap4_fast(ctx, node, pkt, cfg->encap_src4, node_id);
-		if (rc >= 0)
-			return rc;
-	}
 	/* read once: the verifier refuses a spilled pointer into ctx */
 	in_if = *(volatile __u32 *)&ctx->ingress_ifindex;
 	in.l3_off = pkt->l3_off;

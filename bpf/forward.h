@@ -35,7 +35,18 @@ static __always_inline int rm_forward(struct xdp_md *ctx,
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_MALFORMED);
 
 	if (node->via != RM_VIA_L2) {
-		switch (rm_encap(ctx, node, pkt, cfg, hops)) {
+		int rc = -1;
+
+		/* the common case straight through, here rather than in
+		 * rm_encap: a BPF call is a frame and the five saved
+		 * registers, a good part of the routed path's cost */
+		if (node->addr_family == RM_FAMILY_V4 && cfg->encap_src4 &&
+		    !rm_gue_hops_n(node, hops))
+			rc = rm_encap4_fast(ctx, node, pkt, cfg->encap_src4,
+					    node_id);
+		if (rc < 0)
+			rc = rm_encap(ctx, node, pkt, cfg, hops);
+		switch (rc) {
 		case RM_ENC_TX:
 			action = XDP_TX;
 			counter = RM_CNT_FWD_TX;

@@ -43,6 +43,16 @@ __noinline int rm_ring_gen_owner(__u32 svc, __u32 g, __u32 h, __u32 *node,
 	return rm_ring_search(ring, h, node) == RM_SEARCH_OK ? 0 : -1;
 }
 
+/* A packet's hop list, per CPU: 68 bytes off the director's stack,
+ * whose call chains the verifier limits to 512 (rm_xdp with the QUIC
+ * crypto object's rm_quic_route, or with rm_encap, come close). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rm_hops);
+} rm_hops_scratch SEC(".maps");
+
 static __always_inline const struct rm_node *rm_hops_node(__u32 id)
 {
 	return bpf_map_lookup_elem(&rm_nodes, &id);

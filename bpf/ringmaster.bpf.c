@@ -54,7 +54,7 @@ int rm_xdp(struct xdp_md *ctx)
 	struct rm_pkt pkt = {};
 	struct rm_config *cfg;
 	struct rm_node *node;
-	struct rm_hops hops = {};
+	struct rm_hops *hops;
 	struct rm_svc svc;
 	__u32 zero = 0, node_id = 0, svc_id, three, keyed, h, new_flow = 0;
 	__u32 quic, direct = 0;
@@ -94,6 +94,10 @@ int rm_xdp(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&rm_config, &zero);
 	if (!cfg || !(cfg->flags & RM_CFG_SEEDED))
 		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	hops = bpf_map_lookup_elem(&rm_hops_scratch, &zero);
+	if (!hops) /* cannot fail: one slot per CPU */
+		return rm_verdict(XDP_DROP, RM_CNT_DROP_NO_NODE);
+	hops->count = 0; /* the last packet's list is not this one's */
 
 	/* a SYN of a 5-tuple service is a new connection: the ring decides,
 	 * and an old entry of the same tuple goes (conntrack.h). A hit needs neither
@@ -156,19 +160,19 @@ int rm_xdp(struct xdp_md *ctx)
 		    !pkt.icmp && pkt.flow.proto == IPPROTO_TCP &&
 		    pkt.frag == RM_FRAG_NONE && node->via == RM_VIA_GUE)
 			rm_hops_find(svc_id, h, node_id,
-				     cfg->handover_window_s, &hops);
+				     cfg->handover_window_s, hops);
 		/* SYNs and ICMP errors never write (conntrack.h) */
 		if (conn != RM_CONN_NONE && !pkt.syn && !pkt.icmp &&
-		    hops.count < 2) {
+		    hops->count < 2) {
 			rm_conn_remember(&pkt.flow, node_id, node->gen,
 					 cfg->conn_insert_rate);
 			new_flow = 1;
 		}
 	}
 
-	hops.node[0] = node_id; /* the slot rm_encap() sends to */
+	hops->node[0] = node_id; /* the slot rm_encap() sends to */
 	return rm_forward(ctx, node, svc_id, node_id, &pkt, cfg, new_flow,
-			  &hops);
+			  hops);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -75,77 +75,87 @@ RM_INLINE __u32 rm_md5_word(const __u8 *buf, __u32 len, __u32 i)
 	return (__u32)((w & keep) | pad);
 }
 
+/* Word k of the block. In BPF a fresh load at every use: clang would
+ * otherwise keep the 16 words live across the four rounds and spill
+ * them (200 bytes of stack on top of the block's own 64), which the
+ * director's deepest call chain cannot spare (the verifier's 512). */
+#ifdef __BPF__
+#define RM_MD5_X(x, k) (*(volatile const __u32 *)&(x)[k])
+#else
+#define RM_MD5_X(x, k) ((x)[k])
+#endif
+
 RM_INLINE void rm_md5_block(__u32 *h, const __u32 *x)
 {
 	__u32 a = h[0], b = h[1], c = h[2], d = h[3];
 
-	RM_MD5_STEP(RM_MD5_F, a, b, c, d, x[0], 0xd76aa478, 7);
-	RM_MD5_STEP(RM_MD5_F, d, a, b, c, x[1], 0xe8c7b756, 12);
-	RM_MD5_STEP(RM_MD5_F, c, d, a, b, x[2], 0x242070db, 17);
-	RM_MD5_STEP(RM_MD5_F, b, c, d, a, x[3], 0xc1bdceee, 22);
-	RM_MD5_STEP(RM_MD5_F, a, b, c, d, x[4], 0xf57c0faf, 7);
-	RM_MD5_STEP(RM_MD5_F, d, a, b, c, x[5], 0x4787c62a, 12);
-	RM_MD5_STEP(RM_MD5_F, c, d, a, b, x[6], 0xa8304613, 17);
-	RM_MD5_STEP(RM_MD5_F, b, c, d, a, x[7], 0xfd469501, 22);
-	RM_MD5_STEP(RM_MD5_F, a, b, c, d, x[8], 0x698098d8, 7);
-	RM_MD5_STEP(RM_MD5_F, d, a, b, c, x[9], 0x8b44f7af, 12);
-	RM_MD5_STEP(RM_MD5_F, c, d, a, b, x[10], 0xffff5bb1, 17);
-	RM_MD5_STEP(RM_MD5_F, b, c, d, a, x[11], 0x895cd7be, 22);
-	RM_MD5_STEP(RM_MD5_F, a, b, c, d, x[12], 0x6b901122, 7);
-	RM_MD5_STEP(RM_MD5_F, d, a, b, c, x[13], 0xfd987193, 12);
-	RM_MD5_STEP(RM_MD5_F, c, d, a, b, x[14], 0xa679438e, 17);
-	RM_MD5_STEP(RM_MD5_F, b, c, d, a, x[15], 0x49b40821, 22);
+	RM_MD5_STEP(RM_MD5_F, a, b, c, d, RM_MD5_X(x, 0), 0xd76aa478, 7);
+	RM_MD5_STEP(RM_MD5_F, d, a, b, c, RM_MD5_X(x, 1), 0xe8c7b756, 12);
+	RM_MD5_STEP(RM_MD5_F, c, d, a, b, RM_MD5_X(x, 2), 0x242070db, 17);
+	RM_MD5_STEP(RM_MD5_F, b, c, d, a, RM_MD5_X(x, 3), 0xc1bdceee, 22);
+	RM_MD5_STEP(RM_MD5_F, a, b, c, d, RM_MD5_X(x, 4), 0xf57c0faf, 7);
+	RM_MD5_STEP(RM_MD5_F, d, a, b, c, RM_MD5_X(x, 5), 0x4787c62a, 12);
+	RM_MD5_STEP(RM_MD5_F, c, d, a, b, RM_MD5_X(x, 6), 0xa8304613, 17);
+	RM_MD5_STEP(RM_MD5_F, b, c, d, a, RM_MD5_X(x, 7), 0xfd469501, 22);
+	RM_MD5_STEP(RM_MD5_F, a, b, c, d, RM_MD5_X(x, 8), 0x698098d8, 7);
+	RM_MD5_STEP(RM_MD5_F, d, a, b, c, RM_MD5_X(x, 9), 0x8b44f7af, 12);
+	RM_MD5_STEP(RM_MD5_F, c, d, a, b, RM_MD5_X(x, 10), 0xffff5bb1, 17);
+	RM_MD5_STEP(RM_MD5_F, b, c, d, a, RM_MD5_X(x, 11), 0x895cd7be, 22);
+	RM_MD5_STEP(RM_MD5_F, a, b, c, d, RM_MD5_X(x, 12), 0x6b901122, 7);
+	RM_MD5_STEP(RM_MD5_F, d, a, b, c, RM_MD5_X(x, 13), 0xfd987193, 12);
+	RM_MD5_STEP(RM_MD5_F, c, d, a, b, RM_MD5_X(x, 14), 0xa679438e, 17);
+	RM_MD5_STEP(RM_MD5_F, b, c, d, a, RM_MD5_X(x, 15), 0x49b40821, 22);
 
-	RM_MD5_STEP(RM_MD5_G, a, b, c, d, x[1], 0xf61e2562, 5);
-	RM_MD5_STEP(RM_MD5_G, d, a, b, c, x[6], 0xc040b340, 9);
-	RM_MD5_STEP(RM_MD5_G, c, d, a, b, x[11], 0x265e5a51, 14);
-	RM_MD5_STEP(RM_MD5_G, b, c, d, a, x[0], 0xe9b6c7aa, 20);
-	RM_MD5_STEP(RM_MD5_G, a, b, c, d, x[5], 0xd62f105d, 5);
-	RM_MD5_STEP(RM_MD5_G, d, a, b, c, x[10], 0x02441453, 9);
-	RM_MD5_STEP(RM_MD5_G, c, d, a, b, x[15], 0xd8a1e681, 14);
-	RM_MD5_STEP(RM_MD5_G, b, c, d, a, x[4], 0xe7d3fbc8, 20);
-	RM_MD5_STEP(RM_MD5_G, a, b, c, d, x[9], 0x21e1cde6, 5);
-	RM_MD5_STEP(RM_MD5_G, d, a, b, c, x[14], 0xc33707d6, 9);
-	RM_MD5_STEP(RM_MD5_G, c, d, a, b, x[3], 0xf4d50d87, 14);
-	RM_MD5_STEP(RM_MD5_G, b, c, d, a, x[8], 0x455a14ed, 20);
-	RM_MD5_STEP(RM_MD5_G, a, b, c, d, x[13], 0xa9e3e905, 5);
-	RM_MD5_STEP(RM_MD5_G, d, a, b, c, x[2], 0xfcefa3f8, 9);
-	RM_MD5_STEP(RM_MD5_G, c, d, a, b, x[7], 0x676f02d9, 14);
-	RM_MD5_STEP(RM_MD5_G, b, c, d, a, x[12], 0x8d2a4c8a, 20);
+	RM_MD5_STEP(RM_MD5_G, a, b, c, d, RM_MD5_X(x, 1), 0xf61e2562, 5);
+	RM_MD5_STEP(RM_MD5_G, d, a, b, c, RM_MD5_X(x, 6), 0xc040b340, 9);
+	RM_MD5_STEP(RM_MD5_G, c, d, a, b, RM_MD5_X(x, 11), 0x265e5a51, 14);
+	RM_MD5_STEP(RM_MD5_G, b, c, d, a, RM_MD5_X(x, 0), 0xe9b6c7aa, 20);
+	RM_MD5_STEP(RM_MD5_G, a, b, c, d, RM_MD5_X(x, 5), 0xd62f105d, 5);
+	RM_MD5_STEP(RM_MD5_G, d, a, b, c, RM_MD5_X(x, 10), 0x02441453, 9);
+	RM_MD5_STEP(RM_MD5_G, c, d, a, b, RM_MD5_X(x, 15), 0xd8a1e681, 14);
+	RM_MD5_STEP(RM_MD5_G, b, c, d, a, RM_MD5_X(x, 4), 0xe7d3fbc8, 20);
+	RM_MD5_STEP(RM_MD5_G, a, b, c, d, RM_MD5_X(x, 9), 0x21e1cde6, 5);
+	RM_MD5_STEP(RM_MD5_G, d, a, b, c, RM_MD5_X(x, 14), 0xc33707d6, 9);
+	RM_MD5_STEP(RM_MD5_G, c, d, a, b, RM_MD5_X(x, 3), 0xf4d50d87, 14);
+	RM_MD5_STEP(RM_MD5_G, b, c, d, a, RM_MD5_X(x, 8), 0x455a14ed, 20);
+	RM_MD5_STEP(RM_MD5_G, a, b, c, d, RM_MD5_X(x, 13), 0xa9e3e905, 5);
+	RM_MD5_STEP(RM_MD5_G, d, a, b, c, RM_MD5_X(x, 2), 0xfcefa3f8, 9);
+	RM_MD5_STEP(RM_MD5_G, c, d, a, b, RM_MD5_X(x, 7), 0x676f02d9, 14);
+	RM_MD5_STEP(RM_MD5_G, b, c, d, a, RM_MD5_X(x, 12), 0x8d2a4c8a, 20);
 
-	RM_MD5_STEP(RM_MD5_H, a, b, c, d, x[5], 0xfffa3942, 4);
-	RM_MD5_STEP(RM_MD5_H, d, a, b, c, x[8], 0x8771f681, 11);
-	RM_MD5_STEP(RM_MD5_H, c, d, a, b, x[11], 0x6d9d6122, 16);
-	RM_MD5_STEP(RM_MD5_H, b, c, d, a, x[14], 0xfde5380c, 23);
-	RM_MD5_STEP(RM_MD5_H, a, b, c, d, x[1], 0xa4beea44, 4);
-	RM_MD5_STEP(RM_MD5_H, d, a, b, c, x[4], 0x4bdecfa9, 11);
-	RM_MD5_STEP(RM_MD5_H, c, d, a, b, x[7], 0xf6bb4b60, 16);
-	RM_MD5_STEP(RM_MD5_H, b, c, d, a, x[10], 0xbebfbc70, 23);
-	RM_MD5_STEP(RM_MD5_H, a, b, c, d, x[13], 0x289b7ec6, 4);
-	RM_MD5_STEP(RM_MD5_H, d, a, b, c, x[0], 0xeaa127fa, 11);
-	RM_MD5_STEP(RM_MD5_H, c, d, a, b, x[3], 0xd4ef3085, 16);
-	RM_MD5_STEP(RM_MD5_H, b, c, d, a, x[6], 0x04881d05, 23);
-	RM_MD5_STEP(RM_MD5_H, a, b, c, d, x[9], 0xd9d4d039, 4);
-	RM_MD5_STEP(RM_MD5_H, d, a, b, c, x[12], 0xe6db99e5, 11);
-	RM_MD5_STEP(RM_MD5_H, c, d, a, b, x[15], 0x1fa27cf8, 16);
-	RM_MD5_STEP(RM_MD5_H, b, c, d, a, x[2], 0xc4ac5665, 23);
+	RM_MD5_STEP(RM_MD5_H, a, b, c, d, RM_MD5_X(x, 5), 0xfffa3942, 4);
+	RM_MD5_STEP(RM_MD5_H, d, a, b, c, RM_MD5_X(x, 8), 0x8771f681, 11);
+	RM_MD5_STEP(RM_MD5_H, c, d, a, b, RM_MD5_X(x, 11), 0x6d9d6122, 16);
+	RM_MD5_STEP(RM_MD5_H, b, c, d, a, RM_MD5_X(x, 14), 0xfde5380c, 23);
+	RM_MD5_STEP(RM_MD5_H, a, b, c, d, RM_MD5_X(x, 1), 0xa4beea44, 4);
+	RM_MD5_STEP(RM_MD5_H, d, a, b, c, RM_MD5_X(x, 4), 0x4bdecfa9, 11);
+	RM_MD5_STEP(RM_MD5_H, c, d, a, b, RM_MD5_X(x, 7), 0xf6bb4b60, 16);
+	RM_MD5_STEP(RM_MD5_H, b, c, d, a, RM_MD5_X(x, 10), 0xbebfbc70, 23);
+	RM_MD5_STEP(RM_MD5_H, a, b, c, d, RM_MD5_X(x, 13), 0x289b7ec6, 4);
+	RM_MD5_STEP(RM_MD5_H, d, a, b, c, RM_MD5_X(x, 0), 0xeaa127fa, 11);
+	RM_MD5_STEP(RM_MD5_H, c, d, a, b, RM_MD5_X(x, 3), 0xd4ef3085, 16);
+	RM_MD5_STEP(RM_MD5_H, b, c, d, a, RM_MD5_X(x, 6), 0x04881d05, 23);
+	RM_MD5_STEP(RM_MD5_H, a, b, c, d, RM_MD5_X(x, 9), 0xd9d4d039, 4);
+	RM_MD5_STEP(RM_MD5_H, d, a, b, c, RM_MD5_X(x, 12), 0xe6db99e5, 11);
+	RM_MD5_STEP(RM_MD5_H, c, d, a, b, RM_MD5_X(x, 15), 0x1fa27cf8, 16);
+	RM_MD5_STEP(RM_MD5_H, b, c, d, a, RM_MD5_X(x, 2), 0xc4ac5665, 23);
 
-	RM_MD5_STEP(RM_MD5_I, a, b, c, d, x[0], 0xf4292244, 6);
-	RM_MD5_STEP(RM_MD5_I, d, a, b, c, x[7], 0x432aff97, 10);
-	RM_MD5_STEP(RM_MD5_I, c, d, a, b, x[14], 0xab9423a7, 15);
-	RM_MD5_STEP(RM_MD5_I, b, c, d, a, x[5], 0xfc93a039, 21);
-	RM_MD5_STEP(RM_MD5_I, a, b, c, d, x[12], 0x655b59c3, 6);
-	RM_MD5_STEP(RM_MD5_I, d, a, b, c, x[3], 0x8f0ccc92, 10);
-	RM_MD5_STEP(RM_MD5_I, c, d, a, b, x[10], 0xffeff47d, 15);
-	RM_MD5_STEP(RM_MD5_I, b, c, d, a, x[1], 0x85845dd1, 21);
-	RM_MD5_STEP(RM_MD5_I, a, b, c, d, x[8], 0x6fa87e4f, 6);
-	RM_MD5_STEP(RM_MD5_I, d, a, b, c, x[15], 0xfe2ce6e0, 10);
-	RM_MD5_STEP(RM_MD5_I, c, d, a, b, x[6], 0xa3014314, 15);
-	RM_MD5_STEP(RM_MD5_I, b, c, d, a, x[13], 0x4e0811a1, 21);
-	RM_MD5_STEP(RM_MD5_I, a, b, c, d, x[4], 0xf7537e82, 6);
-	RM_MD5_STEP(RM_MD5_I, d, a, b, c, x[11], 0xbd3af235, 10);
-	RM_MD5_STEP(RM_MD5_I, c, d, a, b, x[2], 0x2ad7d2bb, 15);
-	RM_MD5_STEP(RM_MD5_I, b, c, d, a, x[9], 0xeb86d391, 21);
+	RM_MD5_STEP(RM_MD5_I, a, b, c, d, RM_MD5_X(x, 0), 0xf4292244, 6);
+	RM_MD5_STEP(RM_MD5_I, d, a, b, c, RM_MD5_X(x, 7), 0x432aff97, 10);
+	RM_MD5_STEP(RM_MD5_I, c, d, a, b, RM_MD5_X(x, 14), 0xab9423a7, 15);
+	RM_MD5_STEP(RM_MD5_I, b, c, d, a, RM_MD5_X(x, 5), 0xfc93a039, 21);
+	RM_MD5_STEP(RM_MD5_I, a, b, c, d, RM_MD5_X(x, 12), 0x655b59c3, 6);
+	RM_MD5_STEP(RM_MD5_I, d, a, b, c, RM_MD5_X(x, 3), 0x8f0ccc92, 10);
+	RM_MD5_STEP(RM_MD5_I, c, d, a, b, RM_MD5_X(x, 10), 0xffeff47d, 15);
+	RM_MD5_STEP(RM_MD5_I, b, c, d, a, RM_MD5_X(x, 1), 0x85845dd1, 21);
+	RM_MD5_STEP(RM_MD5_I, a, b, c, d, RM_MD5_X(x, 8), 0x6fa87e4f, 6);
+	RM_MD5_STEP(RM_MD5_I, d, a, b, c, RM_MD5_X(x, 15), 0xfe2ce6e0, 10);
+	RM_MD5_STEP(RM_MD5_I, c, d, a, b, RM_MD5_X(x, 6), 0xa3014314, 15);
+	RM_MD5_STEP(RM_MD5_I, b, c, d, a, RM_MD5_X(x, 13), 0x4e0811a1, 21);
+	RM_MD5_STEP(RM_MD5_I, a, b, c, d, RM_MD5_X(x, 4), 0xf7537e82, 6);
+	RM_MD5_STEP(RM_MD5_I, d, a, b, c, RM_MD5_X(x, 11), 0xbd3af235, 10);
+	RM_MD5_STEP(RM_MD5_I, c, d, a, b, RM_MD5_X(x, 2), 0x2ad7d2bb, 15);
+	RM_MD5_STEP(RM_MD5_I, b, c, d, a, RM_MD5_X(x, 9), 0xeb86d391, 21);
 
 	h[0] += a;
 	h[1] += b;
