@@ -599,7 +599,7 @@ struct sc_row {
 static int sc_gen(struct ectx *k, __u32 to)
 {
 	struct bench_ring br;
-	__u32 key = BENCH_SVC_ID * RM_RING_GENS, bits;
+	__u32 key = BENCH_SVC_ID * RM_RING_GENS;
 	int err, fd;
 	struct timespec ts;
 	__u64 now;
@@ -607,14 +607,13 @@ static int sc_gen(struct ectx *k, __u32 to)
 	err = bench_ring(1, 256, &br);
 	if (err)
 		return err;
-	bits = br.slots[0].b;
-	for (__u32 i = 1; i < br.nslots; i++) {
-		if (i <= (1u << bits)) {
-			br.slots[i].d = to; /* bucket: its first owner */
-		} else {
-			br.slots[i].b = to; /* entries */
-			br.slots[i].d = to;
-		}
+	/* the same ring encoded again with its one node's id as `to`: the
+	 * library's encoder writes the index, whatever its format */
+	br.ring.nodes[0].id = to;
+	err = rm_ring_encode(&br.ring, br.slots, br.nslots);
+	if (err) {
+		bench_ring_free(&br);
+		return err;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
