@@ -168,6 +168,7 @@ static void test_same_document_no_change(void **state)
 	assert_int_equal(a->n_svc, 0);
 	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, &rec),
 			 0);
+	rm_apply_free(a); /* the plan prepare built */
 	doc_close(d);
 	assert_int_equal(ring_id(0), web_ring);
 	assert_int_equal(ring_id(1), dns_ring);
@@ -313,6 +314,7 @@ static void test_local_only_change(void **state)
 	assert_int_equal(a->n_svc, 0);
 	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
 			 0);
+	rm_apply_free(a); /* the plan prepare built */
 	doc_close(d);
 	d = doc_open();
 	assert_int_equal(d->old.cfg.encap_src4, htonl(0xc6120001));
@@ -322,6 +324,7 @@ static void test_local_only_change(void **state)
 	assert_true(a->changed && a->local_changed);
 	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
 			 0);
+	rm_apply_free(a); /* the plan prepare built */
 	doc_close(d);
 	d = doc_open();
 	assert_memory_equal(d->old.cfg.encap_src6, src6, sizeof(src6));
@@ -345,6 +348,7 @@ static void test_keep_local(void **state)
 	assert_int_equal(rm_apply_prepare(&d->st, &d->old, &d->new, a), 0);
 	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
 			 0);
+	rm_apply_free(a); /* the plan prepare built */
 	doc_close(d);
 	d = doc_open();
 	d->new.cfg.encap_src4 = htonl(0xc6120002); /* another director's */
@@ -359,6 +363,7 @@ static void test_keep_local(void **state)
 	assert_false(a->local_changed);
 	assert_int_equal(rm_apply_commit(&d->st, &d->old, &d->new, a, NULL),
 			 0);
+	rm_apply_free(a); /* the plan prepare built */
 	doc_close(d);
 	d = doc_open();
 	assert_int_equal(d->old.cfg.encap_src4, htonl(0xc6120001));
