@@ -409,7 +409,9 @@ int rm_ring_build_near(const struct rm_seed *seed,
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!near_usable(&r, near, keep, &fresh)) {
+	/* !near said again here: the analyzer does not follow it into
+	 * near_usable() */
+	if (!near || !near_usable(&r, near, keep, &fresh)) {
 		rm_ring_free(&r);
 		err = rm_ring_build_spec(seed, spec, nodes, n_nodes, vnodes,
 					 out);
