@@ -22,6 +22,20 @@ quic_client2_add()
 		e2e_die "second client address $1"
 }
 
+# quic_testbed NAME: three nodes behind the director (attached), rm_server
+# on PORT on each, the client's second address CLIENT2; the test's files
+# go in work (TB_STATE_DIR/NAME)
+quic_testbed()
+{
+	e2e_require_director
+	e2e_setup 3
+	work=$TB_STATE_DIR/$1
+	mkdir -p "$work"
+	e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
+	e2e_start_servers "$PORT" || e2e_die "rm_server on port $PORT"
+	quic_client2_add "$CLIENT2"
+}
+
 # quic_send FILE: each line "SRC SPORT DPORT HEX" one datagram to the VIP
 # (QUIC_VIP, or TB_VIP4; an IPv6 VIP wants IPv6 sources)
 quic_send()

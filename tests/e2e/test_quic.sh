@@ -31,13 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/quic_lib.sh"
 PORT=443
 CLIENT2=198.18.0.77 # the client's second address ("Wi-Fi to mobile")
 
-e2e_require_director
-e2e_setup 3
-work=$TB_STATE_DIR/quic
-mkdir -p "$work"
-e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
-e2e_start_servers "$PORT" || e2e_die "rm_server on port $PORT"
-quic_client2_add "$CLIENT2"
+quic_testbed quic
 
 SID=(- c4605e 000002 000003)
 

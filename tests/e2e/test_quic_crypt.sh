@@ -33,13 +33,7 @@ PORT=443
 CLIENT2=198.18.0.77
 KEY=8f95f09245765f80256934e50c66207f # the draft's test vectors' key
 
-e2e_require_director
-e2e_setup 3
-work=$TB_STATE_DIR/quic_crypt
-mkdir -p "$work"
-e2e_attach >/dev/null || e2e_die "ringload attach $TB_DIR_IN"
-e2e_start_servers "$PORT" || e2e_die "rm_server on port $PORT"
-quic_client2_add "$CLIENT2"
+quic_testbed quic_crypt
 
 SID=(- ed793a 000002 000003)
 add_svc()
