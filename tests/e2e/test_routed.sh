@@ -196,7 +196,7 @@ e2e_ctl config --encap-src6 "$SRC6" >/dev/null
 e2e_expect_eq "config --encap-src6 sets it back" \
 	"$(e2e_ctl config --json | e2e_json 'd["encap_src6"]')" "$SRC6"
 # the first packets may find the neighbour unresolved: wait for neighd
-e2e_wait_for 10 grep -q "node r2 (${RIP4[2]}): next hop" "$work/neighd.log" ||
+e2e_wait_for 10 grep -q "node u4 r2 (${RIP4[2]}): next hop" "$work/neighd.log" ||
 	e2e_fail "neighd saw r2's next hop"
 
 for s in "${services[@]}"; do
@@ -340,8 +340,8 @@ e2e_ctl node set t4 r2 --via ipip --addr "${RIP4[2]}" --active \
 	>/dev/null || rc_ok=0
 e2e_expect_eq "a second link to the router; t4's r2 ipip to ${RIP4[2]}" \
 	"$rc_ok" 1
-e2e_check "neighd: a record for r2 via $RTR4 with its MAC" e2e_wait_for 10 \
-	grep -q "node r2 (${RIP4[2]}): next hop $RTR4 dev ${TB_DIR_NODE_IF[1]} lladdr" \
+e2e_check "neighd: a record for t4's r2 via $RTR4 with its MAC" e2e_wait_for 10 \
+	grep -q "node t4 r2 (${RIP4[2]}): next hop $RTR4 dev ${TB_DIR_NODE_IF[1]} lladdr" \
 	"$work/neighd.log"
 # steady traffic: the records answer, bpf_fib_lookup does not (a packet
 # meeting a record's periodic rewrite may fall back: at most a couple)
@@ -362,13 +362,13 @@ rx0=$(rx_rc)
 ip -n "$D" route replace 198.19.66.0/24 via "$RC4" dev d-rc
 e2e_check "route change followed: r2's packets enter the router by r-rc (within 10 s)" \
 	e2e_wait_for 10 sh -c "[ \$(ip netns exec $R cat /sys/class/net/r-rc/statistics/rx_packets) -ge $((rx0 + 100)) ]"
-e2e_check "neighd: r2's record is now via $RC4 dev d-rc" grep -q \
-	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc lladdr" "$work/neighd.log"
-seen=$(grep -c "next hop $RC4 dev d-rc lladdr" "$work/neighd.log")
+e2e_check "neighd: t4's r2 record is now via $RC4 dev d-rc" e2e_wait_for 10 grep -q \
+	"node t4 r2 (${RIP4[2]}): next hop $RC4 dev d-rc lladdr" "$work/neighd.log"
+seen=$(grep -c "node t4 r2 (${RIP4[2]}): next hop $RC4 dev d-rc lladdr" "$work/neighd.log")
 rx1=$(rx_rc)
 ip -n "$D" neigh flush dev d-rc
 e2e_check "neighbour flush followed: r2's record unresolved, then resolved again (within 10 s)" \
-	e2e_wait_for 10 sh -c "grep -q 'next hop $RC4 dev d-rc: neighbour unresolved' $work/neighd.log && [ \$(grep -c 'next hop $RC4 dev d-rc lladdr' $work/neighd.log) -gt $seen ]"
+	e2e_wait_for 10 sh -c "grep -q 'node t4 r2 (${RIP4[2]}): next hop $RC4 dev d-rc: neighbour unresolved' $work/neighd.log && [ \$(grep -c 'node t4 r2 (${RIP4[2]}): next hop $RC4 dev d-rc lladdr' $work/neighd.log) -gt $seen ]"
 e2e_check "after the flush r2's packets go on entering by r-rc (within 10 s)" \
 	e2e_wait_for 10 sh -c "[ \$(ip netns exec $R cat /sys/class/net/r-rc/statistics/rx_packets) -ge $((rx1 + 100)) ]"
 wait "$RC_HOLD_PID"
@@ -386,7 +386,7 @@ e2e_check "neighd stopped on SIGTERM" e2e_wait_for 10 grep -q \
 tb_spawn "$D" "$work/neighd-fib.log" "$RINGLOAD" neighd --interval 200 \
 	--fib-only
 e2e_check "neighd --fib-only: r2 without a record" e2e_wait_for 10 grep -q \
-	"node r2 (${RIP4[2]}): next hop $RC4 dev d-rc: no record" \
+	"node t4 r2 (${RIP4[2]}): next hop $RC4 dev d-rc: no record" \
 	"$work/neighd-fib.log"
 flows_fallbacks fibonly 20
 e2e_check "--fib-only: each of their packets asked bpf_fib_lookup ($FB)" \

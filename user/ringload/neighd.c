@@ -83,28 +83,33 @@ struct neighd {
 	bool fib_only; /* --fib-only: records stay empty */
 };
 
-static void log_change(const struct rm_node *n, const struct seen *x)
+/* One line per change, naming the node as ringctl does (service, node):
+ * a node name may recur across services, with the same address too. */
+static void log_change(const struct rm_snap *s, const struct rm_node *n,
+		       const struct seen *x)
 {
 	char a[64], g[64], dev[IF_NAMESIZE] = "?";
+	const char *svc = n->svc_id < RM_MAX_SERVICES ? s->svc[n->svc_id].name
+						      : "?";
 	const __u8 *m = x->rec.dmac;
 
 	rm_format_addr(n->addr, n->addr_family, a, sizeof(a));
 	if (x->rc < 0 || !x->gw.ifindex) {
-		printf("neighd: node %s (%s): no route: %s\n", n->name, a,
+		printf("neighd: node %s %s (%s): no route: %s\n", svc, n->name, a,
 		       x->rc < 0 ? strerror(-x->rc) : rm_fib_rc_name(x->rc));
 	} else {
 		rm_format_addr(x->gw.addr, x->gw.family, g, sizeof(g));
 		if_indextoname(x->gw.ifindex, dev);
 		if (!(x->rec.flags & RM_NH_F_VALID))
-			printf("neighd: node %s (%s): next hop %s dev %s: %s\n",
-			       n->name, a, g, dev,
+			printf("neighd: node %s %s (%s): next hop %s dev %s: %s\n",
+			       svc, n->name, a, g, dev,
 			       x->rc == BPF_FIB_LKUP_RET_SUCCESS
 				   ? "no record (--fib-only)"
 				   : rm_fib_rc_name(x->rc));
 		else
-			printf("neighd: node %s (%s): next hop %s dev %s "
+			printf("neighd: node %s %s (%s): next hop %s dev %s "
 			       "lladdr %02x:%02x:%02x:%02x:%02x:%02x mtu %u%s\n",
-			       n->name, a, g, dev, m[0], m[1], m[2], m[3], m[4],
+			       svc, n->name, a, g, dev, m[0], m[1], m[2], m[3], m[4],
 			       m[5], x->rec.mtu,
 			       x->rec.flags & RM_NH_F_ECMP
 				   ? " (ecmp: bpf_fib_lookup per packet)"
@@ -186,7 +191,7 @@ static int pass(struct neighd *d, bool round)
 		if (was.gen != x->gen || was.rc != x->rc ||
 		    memcmp(&was.gw, &x->gw, sizeof(x->gw)) ||
 		    !rm_nh_same(&was.rec, &x->rec))
-			log_change(n, x);
+			log_change(d->s, n, x);
 	}
 	return 0;
 }
