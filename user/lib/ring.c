@@ -12,16 +12,33 @@
 #include "ring.h"
 #include "util.h"
 
-__u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
+void rm_vnode_hasher_init(struct rm_vnode_hasher *h, const struct rm_seed *seed,
+			  const char *name)
 {
-	/* name zero-padded to RM_NAME_MAX bytes, then the index: 36 bytes */
-	__u64 w[RM_NAME_MAX / 8 + 1];
+	/* name zero-padded to RM_NAME_MAX bytes: whole words, compressed
+	 * once here; the index and the length make the last block */
+	__u64 w[RM_NAME_MAX / 8];
 
 	memset(w, 0, sizeof(w));
 	strncpy((char *)w, name, RM_NAME_MAX - 1);
-	w[RM_NAME_MAX / 8] = vnode;
-	return (__u32)rm_siphash13(seed, w, RM_NAME_MAX / 8 + 1,
-				   RM_NAME_MAX + 4);
+	rm_sip_init(&h->s, seed);
+	for (int i = 0; i < RM_NAME_MAX / 8; i++)
+		rm_sip_word(&h->s, w[i]);
+}
+
+__u32 rm_vnode_hasher_point(const struct rm_vnode_hasher *h, __u32 vnode)
+{
+	struct rm_sip s = h->s;
+
+	return (__u32)rm_sip_final(&s, (__u64)(RM_NAME_MAX + 4) << 56 | vnode);
+}
+
+__u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
+{
+	struct rm_vnode_hasher h;
+
+	rm_vnode_hasher_init(&h, seed, name);
+	return rm_vnode_hasher_point(&h, vnode);
 }
 
 /* MD5 of a short string, as the kernel's code computes it. */
@@ -89,6 +106,7 @@ static int node_points(struct rm_ring *r, __u32 i, __u64 total_weight,
 	const struct rm_node_spec *nd = &r->nodes[i];
 	char text[RM_MD5_MAX + 1];
 	struct rm_md5 d;
+	struct rm_vnode_hasher h;
 	__u32 v, x, n;
 
 	switch (r->spec.scheme) {
@@ -114,8 +132,9 @@ static int node_points(struct rm_ring *r, __u32 i, __u64 total_weight,
 		}
 		return 0;
 	}
+	rm_vnode_hasher_init(&h, &r->seed, nd->name);
 	for (v = 0; v < nd->weight * r->vnodes; v++) {
-		r->entries[*k].point = rm_vnode_point(&r->seed, nd->name, v);
+		r->entries[*k].point = rm_vnode_hasher_point(&h, v);
 		r->entries[(*k)++].node = i;
 	}
 	return 0;
@@ -424,12 +443,15 @@ int rm_ring_build_near(const struct rm_seed *seed,
 		goto out;
 	add.n = fresh;
 	for (i = 0; i < n_nodes; i++)
-		if (keep[i] < 0)
+		if (keep[i] < 0) {
+			struct rm_vnode_hasher h;
+
+			rm_vnode_hasher_init(&h, seed, r.nodes[i].name);
 			for (__u32 v = 0; v < r.nodes[i].weight * vnodes; v++) {
-				add.entries[k].point = rm_vnode_point(
-				    seed, r.nodes[i].name, v);
+				add.entries[k].point = rm_vnode_hasher_point(&h, v);
 				add.entries[k++].node = i;
 			}
+		}
 	ring_sort(add.entries, add.n, tmp, count);
 	err = ring_mem(&r, r.n, &tmp, &count);
 	if (err)
