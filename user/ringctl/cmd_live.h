@@ -109,7 +109,10 @@ void quic_key_save(FILE *f, const struct live *lv, __u32 svc);
 /* An encrypted service's key, written before the commit; the earlier
  * one is put back by live_close() unless the change commits. After the
  * commit, the keys of the encrypted services it removed are wiped.
- * Both return 0 or an exit code with its message (cmd_quic_keys.c). */
+ * live_quic_keys_open() opens the director's rm_quic_keys once for the
+ * change, or says why it has none (a kernel without BPF crypto).
+ * Each returns 0 or an exit code with its message (cmd_quic_keys.c). */
+int live_quic_keys_open(struct live *lv);
 int live_quic_key_write(struct live *lv, __u32 svc, const __u8 *key,
 			const char *file);
 int live_quic_keys_commit(struct live *lv);

@@ -25,27 +25,44 @@ static bool svc_encrypted(const struct rm_snap *s, __u32 svc)
 	       m->keyspec.quic.enc;
 }
 
+int live_quic_keys_open(struct live *lv)
+{
+	struct live_keys *k;
+	int fd;
+
+	if (lv->keys)
+		return 0;
+	fd = rm_quic_keys_open(lv->st.pin_dir);
+	if (fd == -ENOENT)
+		return ctl_runtime_error(
+		    "the director in %s cannot decrypt QUIC CIDs: its kernel "
+		    "gives BPF no crypto kfuncs (Linux 6.10+; or ringload "
+		    "attached it with RM_QUIC_CRYPT=0). Leave out "
+		    "--quic-key-file for plaintext CIDs",
+		    lv->st.pin_dir);
+	if (fd < 0)
+		return ctl_runtime_error("cannot open %s/%s: %s",
+					 lv->st.pin_dir, RM_QUIC_KEYS_MAP,
+					 strerror(-fd));
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		close(fd);
+		return ctl_runtime_error("out of memory");
+	}
+	k->fd = fd;
+	lv->keys = k;
+	return 0;
+}
+
 int live_quic_key_write(struct live *lv, __u32 svc, const __u8 *key,
 			const char *file)
 {
-	struct live_keys *k = lv->keys;
-	int err;
+	struct live_keys *k;
+	int err = live_quic_keys_open(lv);
 
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k)
-			return ctl_runtime_error("out of memory");
-		k->fd = rm_quic_keys_open(lv->st.pin_dir);
-		if (k->fd < 0) {
-			err = k->fd;
-			free(k);
-			return ctl_runtime_error("cannot open %s/%s: %s",
-						 lv->st.pin_dir,
-						 RM_QUIC_KEYS_MAP,
-						 strerror(-err));
-		}
-		lv->keys = k;
-	}
+	if (err)
+		return err;
+	k = lv->keys;
 	if (!k->written[svc]) {
 		err = rm_quic_key_get(k->fd, svc, &k->before[svc]);
 		if (err)

@@ -13,37 +13,21 @@
 #include "key.h"
 #include "quic.h"
 
-/* The director's rm_quic_keys, or the error saying it has none. */
-static int keys_open(struct live *lv, const char *cmd, int *fd)
-{
-	*fd = rm_quic_keys_open(lv->st.pin_dir);
-	if (*fd == -ENOENT)
-		return ctl_runtime_error(
-		    "%s: the director in %s cannot decrypt QUIC CIDs: its "
-		    "kernel gives BPF no crypto kfuncs (Linux 6.10+; or "
-		    "ringload attached it with RM_QUIC_CRYPT=0). Leave out "
-		    "--quic-key-file for plaintext CIDs",
-		    cmd, lv->st.pin_dir);
-	if (*fd < 0)
-		return ctl_runtime_error("%s: cannot open %s/%s: %s", cmd,
-					 lv->st.pin_dir, RM_QUIC_KEYS_MAP,
-					 strerror(-*fd));
-	return 0;
-}
-
 static int svc_add_apply(struct edit *e, struct live *lv)
 {
 	bool enc = e->meta.keyspec.kind == RM_KEY_QUIC &&
 		   e->meta.keyspec.quic.enc;
-	int id, fd, ret;
+	int id, ret;
 
 	/* an encrypted service's key goes in before its packets can come:
-	 * refused at once where the kernel cannot decrypt */
+	 * refused at once where the kernel cannot decrypt (the map opened
+	 * here is the one the key is written to) */
 	if (enc) {
-		ret = keys_open(lv, "service add", &fd);
-		if (ret)
+		ret = live_quic_keys_open(lv);
+		if (ret) {
+			ctl_error_context(ret, "service add");
 			goto out;
-		close(fd);
+		}
 	}
 	id = rm_snap_svc_add(lv->new, lv->old, &e->meta);
 	if (id < 0) {
