@@ -352,6 +352,19 @@ fleet_nexthops()
 	fi
 }
 
+# fleet_wait_nexthops N S: until the router's VIP route has N next hops
+# (S seconds at most): a BGP session comes up on its own time, and ECMP
+# spreads over the directors the route names.
+fleet_wait_nexthops()
+{
+	local want=$1 lim=$2 t
+	for ((t = 0; t < lim * 20; t++)); do
+		[ "$(fleet_nexthops)" = "$want" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # fleet_doc [I...]: the fleet's document with nodes I... (all by default),
 # each with weight 1, or I:W for weight W.
 fleet_doc()

@@ -88,16 +88,6 @@ wait_rev()
 	return 1
 }
 
-wait_nexthops()
-{
-	local want=$1 lim=$2 t
-	for ((t = 0; t < lim * 20; t++)); do
-		[ "$(fleet_nexthops)" = "$want" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # publish FILE [options]: the new revision on stdout.
 publish()
 {
@@ -123,7 +113,7 @@ REV=$(publish "$W/doc3")
 ok=1
 for ((k = 1; k <= FL_D; k++)); do fleet_director_start "$k" || ok=0; done
 wait_rev "$REV" 30 || ok=0
-wait_nexthops 3 20 || ok=0
+fleet_wait_nexthops 3 20 || ok=0
 e2e_expect_eq "3 directors: revision $REV applied by ringsync, announced over BGP, router has 3 ECMP next hops" \
 	"$ok:$(fleet_nexthops)" "1:3"
 
@@ -235,14 +225,14 @@ sleep 1
 d2b=$(redirected 2)
 t_kill=$(date +%s%N)
 fleet_director_kill 2
-wait_nexthops 2 10
+fleet_wait_nexthops 2 10
 withdraw_ms=$((($(date +%s%N) - t_kill) / 1000000))
 e2e_expect_eq "3. director 2 killed while carrying traffic ($((d2b - d2a)) packets in 1 s): router withdrew it in $withdraw_ms ms" \
 	"$(fleet_nexthops)" 2
 sleep 4
 t_back=$(date +%s%N)
 fleet_director_start 2 || e2e_fail "3. director 2 restarted"
-wait_nexthops 3 20
+fleet_wait_nexthops 3 20
 back_ms=$((($(date +%s%N) - t_back) / 1000000))
 e2e_expect_eq "3. director 2 back: XDP attached, ringsync re-announced it in $back_ms ms, 3 next hops" \
 	"$(fleet_nexthops)" 3
@@ -320,11 +310,11 @@ e2e_check "5. the rejection is in ringsync's log on every director" \
 
 # ---- 6. withdraw while the director cannot forward --------------------------
 fleet_load 3 detach d-up >/dev/null
-wait_nexthops 2 10
+fleet_wait_nexthops 2 10
 e2e_expect_eq "6. director 3's XDP detached: ringsync withdrew the VIP" \
 	"$(fleet_nexthops)" 2
 fleet_load 3 attach d-up --mode native >/dev/null
-wait_nexthops 3 10
+fleet_wait_nexthops 3 10
 e2e_expect_eq "6. attached again: announced again" "$(fleet_nexthops)" 3
 
 # ---- 7. node health: each director checks for itself ------------------------

@@ -179,6 +179,11 @@ e2e_expect_eq "... and directors 2 and 3 kept their own source ($(sources | tr '
 	"$(sources | cmp -s - "$W/sources.want" && echo own)" own
 
 # ---- 5. traffic through ECMP; the sources on the wire ---------------------
+# every director's BGP session up first: a session that is late (a loaded
+# machine) leaves its director out of the route, and out of the traffic
+fleet_wait_nexthops "$FL_D" 30
+e2e_expect_eq "the router's VIP route names all $FL_D directors (ECMP)" \
+	"$(fleet_nexthops)" "$FL_D"
 for ((k = 1; k <= FL_D; k++)); do
 	# bounded: at most 20000 packets, 60 s; stopped after the flows
 	ip netns exec "$FL_ROUTER_NS" timeout 60 tcpdump -l -n -p -c 20000 \
