@@ -178,6 +178,27 @@ static inline void dp_fx_close(struct dp_fx *fx)
 		}                                                              \
 	} while (0)
 
+/* A test file's group functions around its one fixture: group_setup
+ * opens it (then setup() fills it), group_teardown closes it, and
+ * NEED_BPF() starts each test. The file declares fx, skip_why[] and
+ * skipped, and puts this after setup(). */
+#define DP_FX_GROUP(who, setup)                                                \
+	static int group_setup(void **state)                                   \
+	{                                                                      \
+		(void)state;                                                   \
+		if (dp_fx_open_group(who, &fx, skip_why, sizeof(skip_why)))    \
+			return -1;                                             \
+		return fx ? setup() : 0;                                       \
+	}                                                                      \
+	static int group_teardown(void **state)                                \
+	{                                                                      \
+		(void)state;                                                   \
+		dp_fx_close(fx);                                               \
+		fx = NULL;                                                     \
+		return 0;                                                      \
+	}
+#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
+
 /* The whole config; udp_timeout_s and conn_insert_rate 0 mean what they
  * mean to the data plane (default timeout, no limit). */
 static inline int dp_set_config_full(struct dp_fx *fx, __u32 flags,

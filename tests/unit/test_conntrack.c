@@ -67,7 +67,6 @@ static char skip_why[256];
 static int skipped; /* tests that could not run */
 static cpu_set_t cpus; /* the CPUs the suite may run on */
 
-#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
 
 /* ---- flows ------------------------------------------------------------ */
 /* Flow number i of a service: its own client address and source port,

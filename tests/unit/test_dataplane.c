@@ -49,7 +49,6 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
 
 
 struct expect {

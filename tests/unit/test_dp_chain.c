@@ -114,7 +114,6 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
 
 /* slots: program fd per slot, -1 empty */
 static void set_chain(int s0, int s1)

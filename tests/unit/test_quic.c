@@ -423,23 +423,7 @@ static int setup_services(void)
 	return err ? -1 : 0;
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (dp_fx_open_group("test_quic", &fx, skip_why, sizeof(skip_why)))
-		return -1;
-	return fx ? setup_services() : 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	dp_fx_close(fx);
-	fx = NULL;
-	return 0;
-}
-
-#define NEED_BPF() DP_NEED_FX(fx, skip_why, skipped)
+DP_FX_GROUP("test_quic", setup_services)
 
 static void quic_frame(struct dp_pkt *p, int svc, __u16 sport, const __u8 *pl,
 		       size_t n)
