@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "etcd.h"
+#include "http_plain.h"
 
 /* libcurl is opened on first use, not linked: it pulls in some thirty
  * libraries (TLS, Kerberos, LDAP, ...) whose loading and relocation cost
@@ -81,15 +82,28 @@ static int curl_open(void)
 	return 0;
 }
 
-int rm_etcd_global_init(void)
+/* libcurl loaded and initialised, once: before the first https://
+ * request or watch (rm_etcd_global_init() does it early for a caller
+ * that will need it) */
+static int curl_ready(void)
 {
-	int err = curl_open();
+	static bool done;
+	int err;
 
+	if (done)
+		return 0;
+	err = curl_open();
 	if (err)
 		return err;
-	return curl_global_init(CURL_GLOBAL_DEFAULT)
-		   ? fail(-ENOMEM, "curl_global_init failed")
-		   : 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return fail(-ENOMEM, "curl_global_init failed");
+	done = true;
+	return 0;
+}
+
+int rm_etcd_global_init(const char *url, bool watch)
+{
+	return watch || !rm_http_plain_url(url) ? curl_ready() : 0;
 }
 
 /* ---- base64 --------------------------------------------------------- */
@@ -340,19 +354,68 @@ static const char *first_line(char *text, size_t max)
 	return text;
 }
 
+/* An answer's body to JSON, or etcd's error from it. */
+static int answer_json(const struct rm_etcd_opts *o, const char *url,
+		       long code, const char *text, json_object **out)
+{
+	json_object *msg;
+	char first[256];
+
+	if (!(*out = json_tokener_parse(text ? text : ""))) {
+		if (code == 200)
+			return fail(-EPROTO, "etcd %s: not JSON", url);
+		snprintf(first, sizeof(first), "%s", text ? text : "");
+		return etcd_error(o, url, code, first_line(first, 200));
+	}
+	if (code != 200)
+		return etcd_error(o, url, code,
+				  (msg = get(*out, "message"))
+				      ? json_object_get_string(msg)
+				      : "no message");
+	return 0;
+}
+
+/* http://: without libcurl (http_plain.h) */
+static int post_plain(const struct rm_etcd_opts *o, const char *path,
+		      const char *body, json_object **out)
+{
+	char url[512], why[256], *text = NULL;
+	long code = 0;
+	int err;
+
+	snprintf(url, sizeof(url), "%s%s", o->url, path);
+	err = rm_http_post(o->url, path, o->user && *o->token ? o->token : NULL,
+			   body, o->timeout_ms ? o->timeout_ms : 2000L, &code,
+			   &text, why, sizeof(why));
+	if (err == -ECONNRESET)
+		/* what curl calls an empty reply: TLS spoken to */
+		err = fail(-EHOSTUNREACH, "etcd %s: %s: if etcd serves TLS, "
+			   "use an https:// URL with --cacert", url, why);
+	else if (err)
+		err = fail(-EHOSTUNREACH, "etcd %s: %s", url, why);
+	else
+		err = answer_json(o, url, code, text, out);
+	free(text);
+	return err;
+}
+
 static int post_raw(const struct rm_etcd_opts *o, const char *path,
 		    const char *body, json_object **out)
 {
 	struct curl_slist *hdrs = NULL;
 	struct buf b = {0};
 	char url[512], cerr[CURL_ERROR_SIZE];
-	json_object *msg;
 	long code = 0;
 	CURLcode rc;
 	CURL *c;
 	int err = 0;
 
 	*out = NULL;
+	if (rm_http_plain_url(o->url))
+		return post_plain(o, path, body, out);
+	err = curl_ready();
+	if (err)
+		return err;
 	c = handle(o, path, &hdrs, url, sizeof(url), cerr);
 	if (!c) {
 		err = fail(-ENOMEM, "out of memory");
@@ -367,15 +430,8 @@ static int post_raw(const struct rm_etcd_opts *o, const char *path,
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK)
 		err = transport_error(o, url, rc, cerr);
-	else if (!(*out = json_tokener_parse(b.p ? b.p : "")))
-		err = code == 200 ? fail(-EPROTO, "etcd %s: not JSON", url)
-				  : etcd_error(o, url, code,
-					       first_line(b.p, 200));
-	else if (code != 200)
-		err = etcd_error(o, url, code,
-				 (msg = get(*out, "message"))
-				     ? json_object_get_string(msg)
-				     : "no message");
+	else
+		err = answer_json(o, url, code, b.p, out);
 out:
 	if (err) {
 		json_object_put(*out);
@@ -702,8 +758,13 @@ int rm_etcd_wait(struct rm_etcd_opts *o, const char *key, __u64 start,
 {
 	json_object *req = json_object_new_object();
 	json_object *cr = json_object_new_object();
-	int err = 0;
+	int err = curl_ready(); /* the watch streams: libcurl's */
 
+	if (err) {
+		json_object_put(cr);
+		json_object_put(req);
+		return err;
+	}
 	json_object_object_add(cr, "key", b64_string(key, strlen(key)));
 	json_object_object_add(cr, "start_revision", rev_string(start));
 	json_object_object_add(req, "create_request", cr);

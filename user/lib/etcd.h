@@ -51,8 +51,10 @@ struct rm_etcd_kv {
 };
 
 const char *rm_etcd_errmsg(void);
-/* Once per process, before threads. */
-int rm_etcd_global_init(void);
+/* Once per process, before threads: loads libcurl when url is https://
+ * or the caller will watch (rm_etcd_wait); plain http:// requests go
+ * without it (http_plain.h). */
+int rm_etcd_global_init(const char *url, bool watch);
 
 int rm_etcd_get(struct rm_etcd_opts *o, const char *key,
 		struct rm_etcd_kv *out);

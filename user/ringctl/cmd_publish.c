@@ -176,7 +176,7 @@ int cmd_publish(struct ctl_opts *o)
 	ret = validate(o, doc, len);
 	if (ret)
 		goto out;
-	if (rm_etcd_global_init()) {
+	if (rm_etcd_global_init(eo.url, false)) {
 		ret = ctl_runtime_error("publish: %s", rm_etcd_errmsg());
 		goto out;
 	}

@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	}
 	if (c.password_file)
 		o.etcd.password = read_secret(c.password_file);
-	if (rm_etcd_global_init()) {
+	if (rm_etcd_global_init(o.etcd.url, true)) {
 		fprintf(stderr, "ringsync: %s\n", rm_etcd_errmsg());
 		return RM_EXIT_RUNTIME;
 	}
