@@ -20,6 +20,9 @@
 #            add/del, apply), each a fresh process; ring update steps, memory
 #   health   the health checker at scale: 1,000 nodes at 1 s (rate, lag,
 #            CPU), measured by tests/e2e/test_health_scale.sh, judged here
+#   fleet    a fleet's convergence: a publish until every director's
+#            ringsync applied it, 10 directors and 2 (scripts/bench-fleet.sh
+#            on scripts/fleet.sh: etcd, BIRD, ringsync in namespaces)
 #   live     forwarding rate in a namespace testbed (scripts/testbed.sh):
 #            UDP flows, and memcached requests to a keyed service
 #   katran   the director beside Katran's XDP balancer (issue 23), same
@@ -51,7 +54,7 @@ cd "$top" || exit 1
 bench=$build/ringbench
 out=${BENCH_OUT:-$build/bench}
 rounds=${BENCH_ROUNDS:-7}
-parts=${BENCH_PARTS:-search quality kernel encap decap keys control health live katran}
+parts=${BENCH_PARTS:-search quality kernel encap decap keys control health fleet live katran}
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
 
@@ -207,6 +210,42 @@ if want health; then
 	fi
 fi
 
+# A fleet on this machine (etcd, BIRD, ringsync): the time from a publish
+# until every director applied it, reported (the issue set no target).
+fleet_part()
+{
+	local t0=$SECONDS j=$out/fleet.json d=${BENCH_FLEET_D:-10}
+	echo
+	echo "## fleet"
+	rm -f "$j"
+	if ! scripts/bench-fleet.sh "$build" "$j" "$rounds" \
+		2>"$out/fleet.log" || [ ! -s "$j" ]; then
+		tail -n 5 "$out/fleet.log"
+		status[fleet]="failed (see $out/fleet.log)"
+		rm -f "$j"
+		return
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\n' \
+		"fleet convergence, $d directors on this machine" "reported" \
+		"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["directors"][sys.argv[2]]; print("%s ms (%s-%s)" % (s["median"], s["min"], s["max"]))' "$j" "$d")" \
+		"n/a" "publish until every ringsync applied it (issue 23: 1.24 s)" \
+		"fleet convergence, 2 directors" "reported" \
+		"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["directors"]["2"]; print("%s ms (%s-%s)" % (s["median"], s["min"], s["max"]))' "$j")" \
+		"n/a" "the same with two (issue 23: 0.29 s)" >>"$out/targets.tsv"
+	status[fleet]=ok
+	echo "(fleet: $((SECONDS - t0)) s)"
+}
+
+if want fleet; then
+	if [ $is_root -ne 1 ]; then
+		skip_part fleet "needs root (network namespaces)"
+	elif ! command -v bird >/dev/null || ! command -v etcd >/dev/null; then
+		skip_part fleet "needs bird and etcd (make deps)"
+	else
+		fleet_part
+	fi
+fi
+
 # The live part builds a testbed; testbed_down runs on every way out.
 live_part()
 {
@@ -323,7 +362,7 @@ res=$out/results.json
 		sep=,
 	done
 	printf '}}'
-	for p in search quality kernel encap decap keys control health live katran; do
+	for p in search quality kernel encap decap keys control health fleet live katran; do
 		if [ -s "$out/$p.json" ]; then
 			printf ',"%s":' "$p"
 			tr -d '\n' <"$out/$p.json"
