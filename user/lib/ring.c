@@ -41,6 +41,21 @@ __u32 rm_vnode_point(const struct rm_seed *seed, const char *name, __u32 vnode)
 	return rm_vnode_hasher_point(&h, vnode);
 }
 
+/* count vnode points of the node named name, node index i, at
+ * entries[*k] on: the ringmaster scheme's points, one hasher a node */
+static void vnode_points(const struct rm_seed *seed, const char *name,
+			 __u32 count, __u32 i, struct rm_ring_entry *entries,
+			 __u32 *k)
+{
+	struct rm_vnode_hasher h;
+
+	rm_vnode_hasher_init(&h, seed, name);
+	for (__u32 v = 0; v < count; v++) {
+		entries[*k].point = rm_vnode_hasher_point(&h, v);
+		entries[(*k)++].node = i;
+	}
+}
+
 /* MD5 of a short string, as the kernel's code computes it. */
 static void md5_text(const char *text, struct rm_md5 *d)
 {
@@ -106,7 +121,6 @@ static int node_points(struct rm_ring *r, __u32 i, __u64 total_weight,
 	const struct rm_node_spec *nd = &r->nodes[i];
 	char text[RM_MD5_MAX + 1];
 	struct rm_md5 d;
-	struct rm_vnode_hasher h;
 	__u32 v, x, n;
 
 	switch (r->spec.scheme) {
@@ -132,11 +146,8 @@ static int node_points(struct rm_ring *r, __u32 i, __u64 total_weight,
 		}
 		return 0;
 	}
-	rm_vnode_hasher_init(&h, &r->seed, nd->name);
-	for (v = 0; v < nd->weight * r->vnodes; v++) {
-		r->entries[*k].point = rm_vnode_hasher_point(&h, v);
-		r->entries[(*k)++].node = i;
-	}
+	vnode_points(&r->seed, nd->name, nd->weight * r->vnodes, i,
+		     r->entries, k);
 	return 0;
 }
 
@@ -443,15 +454,10 @@ int rm_ring_build_near(const struct rm_seed *seed,
 		goto out;
 	add.n = fresh;
 	for (i = 0; i < n_nodes; i++)
-		if (keep[i] < 0) {
-			struct rm_vnode_hasher h;
-
-			rm_vnode_hasher_init(&h, seed, r.nodes[i].name);
-			for (__u32 v = 0; v < r.nodes[i].weight * vnodes; v++) {
-				add.entries[k].point = rm_vnode_hasher_point(&h, v);
-				add.entries[k++].node = i;
-			}
-		}
+		if (keep[i] < 0)
+			vnode_points(seed, r.nodes[i].name,
+				     r.nodes[i].weight * vnodes, i, add.entries,
+				     &k);
 	ring_sort(add.entries, add.n, tmp, count);
 	err = ring_mem(&r, r.n, &tmp, &count);
 	if (err)
