@@ -44,7 +44,7 @@ struct rm_ring_inner {
 	 * nested map definition as a BTF forward, which libbpf cannot size,
 	 * and the kernel takes BTF for both key and value or neither */
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct rm_slot));
+	__uint(value_size, sizeof(struct rm_ring_page));
 };
 
 struct {

@@ -180,10 +180,11 @@ struct rm_svc {
 #define RM_SVC_F_KEYED 0x2  /* UDP: hash the request's key (rm_key.h) */
 #define RM_SVC_F_QUIC 0x4   /* with KEYED: --key quic, by the DCID (rm_quic.h) */
 
-/* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_slot) ---- */
-/* One inner array per service, sized to that ring (BPF_F_INNER_MAP), and
- * replaced whole on every change: a packet sees the old ring or the new.
- * Layout of the inner array (ring format RM_RING_FORMAT), host order:
+/* ---- rm_rings: ARRAY_OF_MAPS [RM_MAX_SERVICES] of ARRAY(rm_ring_page) - */
+/* One inner array per service, sized to that ring (BPF_F_INNER_MAP; its
+ * last element may run past the ring, and a reused array by a few more),
+ * and replaced whole on every change: a packet sees the old ring or the
+ * new. Layout of the slots (ring format RM_RING_FORMAT), host order:
  *   slot 0                 header: a = entries n, b = index bits |
  *                          RM_RING_FORMAT << 8 (RM_RING_HDR_B)
  *   slot 1 + k             index: buckets 4k .. 4k+3 in a, b, c, d
@@ -226,7 +227,7 @@ struct rm_svc {
 #error "RM_MAX_NODES too large for the ring index's 30-bit node ids"
 #endif
 /* Flags of every ring array and of the template: inner arrays of any
- * size, written by userspace through mmap (see user/lib/ring_map.c). */
+ * size, readable by userspace through mmap (see user/lib/ring_map.c). */
 #define RM_RING_MAP_FLAGS (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
 
 struct rm_slot {
@@ -235,6 +236,23 @@ struct rm_slot {
 	__u32 c;
 	__u32 d;
 };
+
+/* A ring array's element: RM_RING_PAGE_SLOTS slots, so the kernel writes
+ * a ring in a few hundred copies (a batch update) rather than a hundred
+ * thousand, and slot k is slot[k % RM_RING_PAGE_SLOTS] of element
+ * k / RM_RING_PAGE_SLOTS. Mapped, the array is the slots in order. A
+ * power of two; 256 slots make a 4 KiB element. */
+#ifndef RM_RING_PAGE_SLOTS
+#define RM_RING_PAGE_SLOTS 256
+#endif
+#if RM_RING_PAGE_SLOTS & (RM_RING_PAGE_SLOTS - 1)
+#error "RM_RING_PAGE_SLOTS must be a power of two"
+#endif
+struct rm_ring_page {
+	struct rm_slot slot[RM_RING_PAGE_SLOTS];
+};
+#define RM_RING_PAGES(nslots)                                              \
+	(((nslots) + RM_RING_PAGE_SLOTS - 1) / RM_RING_PAGE_SLOTS)
 
 /* Point and node of entry i; entries are stored two to a slot. Selected
  * arithmetically, not by address: an address derived from the index

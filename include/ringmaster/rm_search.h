@@ -6,6 +6,7 @@
  * The includer defines how a slot is read, before including this file:
  *   RM_RING_T                 the ring handle type
  *   RM_RING_SLOT(ring, idx)   const struct rm_slot * or NULL if out of range
+ *   RM_RING_SLOT_PROBE        optional: the same for the probed entries
  * BPF reads slots with bpf_map_lookup_elem on the inner array; userspace
  * indexes a bounds-checked array. Layout: see struct rm_slot.
  *
@@ -27,6 +28,12 @@
 #if !defined(RM_RING_T) || !defined(RM_RING_SLOT)
 #error "define RM_RING_T and RM_RING_SLOT before including rm_search.h"
 #endif
+/* RM_RING_SLOT_PROBE(ring, idx): the same, for the entries a search
+ * probes (an index that changes from probe to probe, which BPF reads
+ * another way: bpf/ring.h). RM_RING_SLOT unless the includer says. */
+#ifndef RM_RING_SLOT_PROBE
+#define RM_RING_SLOT_PROBE RM_RING_SLOT
+#endif
 
 enum rm_search_result {
 	RM_SEARCH_OK = 0,
@@ -42,7 +49,7 @@ RM_INLINE int rm_ring_entry_node(RM_RING_T ring, __u32 base, __u32 n,
 
 	if (i >= n)
 		i = 0;
-	s = RM_RING_SLOT(ring, base + (i >> 1));
+	s = RM_RING_SLOT_PROBE(ring, base + (i >> 1));
 	if (!s)
 		return RM_SEARCH_CORRUPT;
 	*node = RM_ENTRY_NODE(s, i);
@@ -124,7 +131,7 @@ RM_INLINE int rm_ring_search(RM_RING_T ring, __u32 key, __u32 *node)
 		if (lo >= hi)
 			break;
 		mid = lo + ((hi - lo) >> 1);
-		s = RM_RING_SLOT(ring, base + (mid >> 1));
+		s = RM_RING_SLOT_PROBE(ring, base + (mid >> 1));
 		if (!s)
 			return RM_SEARCH_CORRUPT;
 		if (RM_ENTRY_POINT(s, mid) < key)

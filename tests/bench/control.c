@@ -44,6 +44,7 @@
 #include "ringmaster.skel.h"
 #include "bench.h"
 #include "director.h"
+#include "ring_map.h"
 #include "ringfix.h"
 #include "state.h"
 #include "util.h"
@@ -276,6 +277,7 @@ enum cmd {
 	C_DEL,
 	C_APPLY_LESS,
 	C_APPLY_BACK,
+	C_VERSION,
 	C_TRUE,
 	C_NR
 };
@@ -288,6 +290,8 @@ static const char *const cmd_label[C_NR] = {
     [C_DEL] = "`ringctl node del` (back to 100)",
     [C_APPLY_LESS] = "`ringctl apply` of a saved document, one node less",
     [C_APPLY_BACK] = "`ringctl apply` of a saved document, the node back",
+    [C_VERSION] = "start alone: `ringctl --version` (exec, dynamic loading, "
+		  "no state)",
     [C_TRUE] = "floor: `/bin/true` (fork, exec, exit)",
 };
 
@@ -295,7 +299,8 @@ static const char *const cmd_key[C_NR] = {
     [C_LIST] = "service_list",	 [C_SEED] = "seed",
     [C_SHOW] = "show_json",	 [C_ADD] = "node_add",
     [C_DEL] = "node_del",	 [C_APPLY_LESS] = "apply_one_node_less",
-    [C_APPLY_BACK] = "apply_one_node_back", [C_TRUE] = "bin_true",
+    [C_APPLY_BACK] = "apply_one_node_back", [C_VERSION] = "version",
+    [C_TRUE] = "bin_true",
 };
 
 /* Each command's words after `ringctl --pin-dir DIR`: "@mac" is the
@@ -309,6 +314,7 @@ static const char *const cmd_args[C_NR][9] = {
     [C_DEL] = {"node", "del", CB_SVC, "node-0100"},
     [C_APPLY_LESS] = {"apply", "@doc"},
     [C_APPLY_BACK] = {"apply", "@doc"},
+    [C_VERSION] = {"--version"},
 };
 
 static int run_cmd(struct cctx *c, const char *ringctl, enum cmd k,
@@ -378,10 +384,6 @@ static int make_docs(struct cctx *c, const char *ringctl)
 	return err;
 }
 
-/* The steps of a ring update one by one: build, map create, and the fill
- * two ways: through a BPF_F_MMAPABLE array's mapping, as the state API
- * does it (rm_ring_map_create), and, for comparison, the batch update an
- * array without BPF_F_MMAPABLE would need. */
 /* What fresh memory costs this machine: CB_FRESH bytes of anonymous
  * memory in small pages written once (each page faulted in and zeroed,
  * and on the VMs of docs/control-plane-performance.md the hypervisor
@@ -409,49 +411,57 @@ static int time_fresh(double *first, double *again)
 	return 0;
 }
 
-static int time_steps(struct bench_ring *br, double *build, double *create,
-		      double *fill, double *mmfill)
+/* The steps of a ring update one by one: build, array create, and the
+ * fill: by one batch update of its pages (rm_ring_map_create, what the
+ * state API does) into the fresh array, then into the same array again
+ * (a spare: state_spare.c), and, for comparison, a fresh array filled
+ * through its mapping (what the state API did before spares). */
+struct steps {
+	double build, create, fill_fresh, fill_spare, fill_mmap;
+};
+
+static int time_steps(struct bench_ring *br, struct steps *t)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, inner, .map_flags = BPF_F_INNER_MAP);
-	LIBBPF_OPTS(bpf_map_create_opts, mm,
-		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	__u64 t0 = bench_now_ns(), t1, t2;
-	__u32 *keys = NULL, count;
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = RM_RING_MAP_FLAGS);
+	__u64 t0 = bench_now_ns(), t1;
 	int err, fd = -1;
+	__u32 pages;
 	size_t sz;
 	void *p;
 
 	err = bench_ring(CB_NODES, RM_DEFAULT_VNODES, br);
 	if (err)
 		return err;
+	pages = RM_RING_PAGES(br->nslots);
+	sz = (size_t)pages * sizeof(struct rm_ring_page);
 	t1 = bench_now_ns();
-	*build = (double)(t1 - t0) / 1e6;
-	count = br->nslots;
-	sz = (size_t)br->nslots * sizeof(*br->slots);
-	keys = malloc((size_t)br->nslots * sizeof(*keys));
-	err = -ENOMEM;
-	if (!keys)
-		goto out;
-	for (__u32 i = 0; i < br->nslots; i++)
-		keys[i] = i;
-	t1 = bench_now_ns();
+	t->build = (double)(t1 - t0) / 1e6;
+	/* rm_ring_map_create() is create + fill: the create alone first */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring", 4,
-			    sizeof(struct rm_slot), br->nslots, &inner);
-	t2 = bench_now_ns();
-	err = -errno;
-	if (fd < 0)
-		goto out;
-	*create = (double)(t2 - t1) / 1e6;
-	err = bpf_map_update_batch(fd, keys, br->slots, &count, &bo);
-	*fill = (double)(bench_now_ns() - t2) / 1e6;
+			    sizeof(struct rm_ring_page), pages, &mm);
+	t->create = (double)(bench_now_ns() - t1) / 1e6;
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
 	if (err)
 		goto out;
+	t0 = bench_now_ns();
+	fd = rm_ring_map_create(br->slots, br->nslots, "rm_ring");
+	t1 = bench_now_ns();
+	err = fd < 0 ? fd : 0;
+	if (err)
+		goto out;
+	t->fill_fresh = (double)(t1 - t0) / 1e6 - t->create;
+	err = rm_ring_map_refill(fd, br->slots, br->nslots);
+	t->fill_spare = (double)(bench_now_ns() - t1) / 1e6;
 	close(fd);
+	fd = -1;
+	if (err)
+		goto out;
 
 	t1 = bench_now_ns();
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_ring_mm", 4,
-			    sizeof(struct rm_slot), br->nslots, &mm);
+			    sizeof(struct rm_ring_page), pages, &mm);
 	err = -errno;
 	if (fd < 0)
 		goto out;
@@ -459,14 +469,13 @@ static int time_steps(struct bench_ring *br, double *build, double *create,
 	err = -errno;
 	if (p == MAP_FAILED)
 		goto out;
-	memcpy(p, br->slots, sz);
-	*mmfill = (double)(bench_now_ns() - t1) / 1e6;
+	memcpy(p, br->slots, (size_t)br->nslots * sizeof(*br->slots));
+	t->fill_mmap = (double)(bench_now_ns() - t1) / 1e6 - t->create;
 	munmap(p, sz);
 	err = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	free(keys);
 	bench_ring_free(br);
 	return err;
 }
@@ -475,7 +484,8 @@ out:
 static void memory(struct cctx *c, struct rm_json *j)
 {
 	__u32 key = c->svc, id = 0, hdr_key = 0;
-	struct rm_slot hdr = {0};
+	struct rm_ring_page page = {0};
+	const struct rm_slot *hdr = &page.slot[0];
 	struct bpf_map *m;
 	long long ring_mem = -1, conn_mem = -1;
 	struct bpf_map_info info = {};
@@ -487,13 +497,14 @@ static void memory(struct cctx *c, struct rm_json *j)
 		fd = bpf_map_get_fd_by_id(id);
 	if (fd >= 0) {
 		ring_mem = fdinfo_memlock(fd);
-		bpf_map_lookup_elem(fd, &hdr_key, &hdr);
+		bpf_map_lookup_elem(fd, &hdr_key, &page);
 		close(fd);
 	}
 	printf("\n### Memory\n\n| what | bytes |\n|---|---:|\n");
 	rm_json_obj_open(j, "memory");
-	if (ring_mem > 0 && hdr.a) {
-		__u32 n = hdr.a, nslots = RM_RING_SLOTS(RM_RING_HDR_BITS(hdr.b), n);
+	if (ring_mem > 0 && hdr->a) {
+		__u32 n = hdr->a,
+		      nslots = RM_RING_SLOTS(RM_RING_HDR_BITS(hdr->b), n);
 
 		printf("| ring entry, encoded (header + index + entries) / "
 		       "entries, %u entries | %.2f |\n",
@@ -552,10 +563,11 @@ int cmd_control(const struct bench_opts *o)
 	const char *ringctl = o->argc > 0 ? o->argv[0] : NULL;
 	const int rounds = o->rounds;
 	double wall[C_NR][rounds], cpu[C_NR][rounds];
-	double build[rounds], create[rounds], fill[rounds], mmfill[rounds];
+	struct steps steps[rounds];
+	double v[rounds];
 	double fresh[rounds], warm[rounds];
 	struct bench_stat s_wall[C_NR], s_cpu[C_NR], s_build, s_fill;
-	struct bench_stat s_create, s_mmfill, s_fresh, s_warm;
+	struct bench_stat s_create, s_spare, s_mmfill, s_fresh, s_warm;
 	struct cctx c = {0};
 	int rc = 1, err;
 	struct rm_json j;
@@ -604,8 +616,7 @@ int cmd_control(const struct bench_opts *o)
 	for (int r = 0; r < rounds; r++) {
 		struct bench_ring br;
 
-		err = time_steps(&br, &build[r], &create[r], &fill[r],
-				 &mmfill[r]);
+		err = time_steps(&br, &steps[r]);
 		if (!err)
 			err = time_fresh(&fresh[r], &warm[r]);
 		if (err) {
@@ -619,10 +630,18 @@ int cmd_control(const struct bench_opts *o)
 		bench_stat_of(wall[k], rounds, &s_wall[k]);
 		bench_stat_of(cpu[k], rounds, &s_cpu[k]);
 	}
-	bench_stat_of(build, rounds, &s_build);
-	bench_stat_of(create, rounds, &s_create);
-	bench_stat_of(fill, rounds, &s_fill);
-	bench_stat_of(mmfill, rounds, &s_mmfill);
+#define STEP_STAT(field, out)                                              \
+	do {                                                               \
+		for (int r = 0; r < rounds; r++)                           \
+			v[r] = steps[r].field;                             \
+		bench_stat_of(v, rounds, out);                             \
+	} while (0)
+	STEP_STAT(build, &s_build);
+	STEP_STAT(create, &s_create);
+	STEP_STAT(fill_fresh, &s_fill);
+	STEP_STAT(fill_spare, &s_spare);
+	STEP_STAT(fill_mmap, &s_mmfill);
+#undef STEP_STAT
 	bench_stat_of(fresh, rounds, &s_fresh);
 	bench_stat_of(warm, rounds, &s_warm);
 
@@ -643,8 +662,9 @@ int cmd_control(const struct bench_opts *o)
 	rm_json_obj_open(&j, "breakdown");
 	bench_json_stat(&j, "ring_build_ms", &s_build);
 	bench_json_stat(&j, "inner_map_create_ms", &s_create);
-	bench_json_stat(&j, "comparison_fill_update_batch_ms", &s_fill);
-	bench_json_stat(&j, "inner_map_fill_mmap_memcpy_ms", &s_mmfill);
+	bench_json_stat(&j, "inner_map_fill_fresh_batch_ms", &s_fill);
+	bench_json_stat(&j, "inner_map_fill_spare_batch_ms", &s_spare);
+	bench_json_stat(&j, "comparison_fill_fresh_mmap_ms", &s_mmfill);
 	bench_json_stat(&j, "machine_fresh_1mb_first_write_ms", &s_fresh);
 	bench_json_stat(&j, "machine_fresh_1mb_second_write_ms", &s_warm);
 	rm_json_obj_close(&j);
@@ -670,12 +690,15 @@ int cmd_control(const struct bench_opts *o)
 	       s_build.max);
 	printf("| inner map create | %.2f [%.2f-%.2f] |\n", s_create.med,
 	       s_create.min, s_create.max);
-	printf("| inner map fill through mmap (what the state API does) | "
+	printf("| inner map fill, a fresh array (batch update of its pages) | "
 	       "%.2f [%.2f-%.2f] |\n",
-	       s_mmfill.med, s_mmfill.min, s_mmfill.max);
-	printf("| comparison: the same fill by bpf_map_update_batch | %.2f "
-	       "[%.2f-%.2f] |\n",
 	       s_fill.med, s_fill.min, s_fill.max);
+	printf("| inner map fill, a spare the kernel wrote before (what a "
+	       "change after the first few does) | %.2f [%.2f-%.2f] |\n",
+	       s_spare.med, s_spare.min, s_spare.max);
+	printf("| comparison: a fresh array filled through its mapping (the "
+	       "state API before spares) | %.2f [%.2f-%.2f] |\n",
+	       s_mmfill.med, s_mmfill.min, s_mmfill.max);
 	printf("| machine: first write to 1 MB of fresh memory (small pages) "
 	       "| %.2f [%.2f-%.2f] |\n"
 	       "| machine: the same 1 MB written again | %.2f [%.2f-%.2f] |\n",

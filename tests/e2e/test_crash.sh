@@ -8,9 +8,11 @@
 # next command, a reader too, rewrites every map from the records before
 # it goes on: counted below), the next command takes the lock and succeeds
 # without any cleanup (the kernel released the dead one's flock), and at
-# the end the pin dir holds the same pins as before and the outer ring map
-# points at exactly one inner map per service (nothing pinned or kept
-# behind by a dead writer).
+# the end the pin dir holds the same pins as before, but for the spare
+# ring arrays changes keep (rm_ring_spare_<id>, user/lib/state_spare.c: at
+# most one per service, each a service's that exists, none half-pinned),
+# and the outer ring map points at exactly one inner map per service
+# (nothing pinned or kept behind by a dead writer).
 set -u
 
 # shellcheck source=tests/e2e/lib.sh
@@ -54,8 +56,27 @@ import json, sys
 print(sum(1 for e in json.load(sys.stdin) if e.get("value") not in (None, 0)))'
 }
 services() { C show --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["services"]))'; }
+# the state's pins, the spares aside
+state_pins()
+{
+	local f
+	for f in "$PIN"/*; do
+		case ${f##*/} in rm_ring_spare_*) ;; *) echo "${f##*/}" ;; esac
+	done | sort | tr '\n' ' '
+}
+# spares that are not one whole pin of a service that exists
+stray_spares()
+{
+	C show --json | python3 -c '
+import json, os, re, sys
+ids = {s["id"] for s in json.load(sys.stdin)["services"]}
+for name in os.listdir(sys.argv[1]):
+    m = re.fullmatch(r"rm_ring_spare_(\d+)", name)
+    if name.startswith("rm_ring_spare_") and (not m or int(m[1]) not in ids):
+        print(name)' "$PIN"
+}
 
-pins_before=$(ls "$PIN" | sort | tr '\n' ' ')
+pins_before=$(state_pins)
 RANDOM=4242 # the same kill points every run
 
 # a 1,000-node configuration to restore
@@ -139,7 +160,8 @@ e2e_check "every kill left a consistent state ($inconsistent did not)" test "$in
 e2e_check "after every kill the next command succeeded without cleanup ($lockfail did not)" test "$lockfail" -eq 0
 e2e_check "some changes were killed mid-way ($killed)" test "$killed" -gt 0
 e2e_check "some changes completed ($completed)" test "$completed" -gt 0
-e2e_check "the same pins as before" test "$(ls "$PIN" | sort | tr '\n' ' ')" = "$pins_before"
+e2e_check "the same pins as before, spares aside" test "$(state_pins)" = "$pins_before"
+e2e_check "spares: each a whole pin of a live service ($(stray_spares | tr '\n' ' ')none stray)" test -z "$(stray_spares)"
 nsvc=$(services)
 e2e_check "one inner ring map per service, none left behind ($(inner_maps) maps, $nsvc services)" test "$(inner_maps)" = "$nsvc"
 e2e_check "a last change goes through" C service add last --vip 198.18.2.1 --port 80 --proto udp

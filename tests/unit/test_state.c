@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 #include <ringmaster/rm_conn.h>
 #include <ringmaster/rm_hash.h>
+#include "ring_map.h"
 #include "ringmaster.skel.h"
 #include "layout.h"
 #include "ring.h"
@@ -299,24 +300,16 @@ static __u64 fnv(__u64 h, const void *p, size_t n)
 
 static __u64 inner_digest(__u32 id)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), n, batch, *keys;
-	struct rm_slot *v;
+	struct rm_slot *v = NULL;
 	__u64 h = 0xcbf29ce484222325ULL;
-	int fd = bpf_map_get_fd_by_id(id), err;
+	int fd = bpf_map_get_fd_by_id(id);
+	__u32 n = 0;
 
 	assert_true(fd >= 0);
-	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
-	n = info.max_entries;
-	keys = calloc(n, sizeof(*keys));
-	v = calloc(n, sizeof(*v));
-	/* rings run to millions of slots: one batch, not a call each */
-	err = bpf_map_lookup_batch(fd, NULL, &batch, keys, v, &n, NULL);
-	assert_true(!err || err == -ENOENT);
-	assert_int_equal(n, info.max_entries);
+	/* the slots in use: a reused array may be a page longer or shorter */
+	assert_int_equal(rm_ring_map_copy(fd, &v, &n), 0);
 	h = fnv(h, &n, sizeof(n));
 	h = fnv(h, v, (size_t)n * sizeof(*v));
-	free(keys);
 	free(v);
 	close(fd);
 	return h;
@@ -587,7 +580,8 @@ static void test_ring_format(void **state)
 {
 	struct fx *fx = *state;
 	struct rm_snap *s = malloc(sizeof(*s));
-	struct rm_slot *live, *old, hdr;
+	struct rm_slot *live, *old, *hdr;
+	struct rm_ring_page page;
 	struct rm_layout l;
 	struct rm_state st;
 	struct rm_ring r, d;
@@ -643,14 +637,15 @@ static void test_ring_format(void **state)
 		fd = bpf_map_get_fd_by_id(inner_id);
 	}
 	assert_true(fd >= 0);
-	assert_int_equal(bpf_map_lookup_elem(fd, &key, &hdr), 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &page), 0);
+	hdr = &page.slot[0];
 	random_flow(&f, 4, "198.18.0.10", IPPROTO_TCP, 80);
 	assert_int_equal(run_pkt(fx, &f, mac), XDP_TX);
-	hdr.b = RM_RING_HDR_BITS(hdr.b);
-	assert_int_equal(bpf_map_update_elem(fd, &key, &hdr, BPF_ANY), 0);
+	hdr->b = RM_RING_HDR_BITS(hdr->b);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &page, BPF_ANY), 0);
 	assert_int_equal(run_pkt(fx, &f, mac), XDP_DROP);
-	hdr.b = RM_RING_HDR_B(hdr.b);
-	assert_int_equal(bpf_map_update_elem(fd, &key, &hdr, BPF_ANY), 0);
+	hdr->b = RM_RING_HDR_B(hdr->b);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &page, BPF_ANY), 0);
 	assert_int_equal(run_pkt(fx, &f, mac), XDP_TX);
 	close(fd);
 
@@ -1346,6 +1341,35 @@ static __u32 ring_id(const char *pin, __u32 svc)
 	return id;
 }
 
+/* The ring arrays service svc holds in the kernel, ids into keep[]: the
+ * live one first, its generations, its spare (state_spare.c). */
+static int held_rings(const char *pin, __u32 svc, __u32 *keep)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[RM_PATH_MAX + 64];
+	struct rm_state st;
+	int n = 0, fd;
+
+	keep[n++] = ring_id(pin, svc);
+	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
+	for (__u32 g = 0; g < RM_RING_GENS; g++) {
+		__u32 key = svc * RM_RING_GENS + g;
+
+		if (!bpf_map_lookup_elem(st.fd[RM_M_RINGS_OLD], &key, &keep[n]))
+			n++;
+	}
+	rm_state_close(&st);
+	snprintf(path, sizeof(path), "%s/%s%u", pin, RM_RING_SPARE_PIN, svc);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+		keep[n++] = info.id;
+		close(fd);
+	}
+	return n;
+}
+
 /* One whole change, as ringctl makes it: node n0 of service 0 to weight w. */
 static void weight_change(const char *pin, struct rm_snap *old,
 			  struct rm_snap *new, __u32 w)
@@ -1367,15 +1391,15 @@ static void weight_change(const char *pin, struct rm_snap *old,
  * (open, lock, read, one node's weight, commit, close): the process holds
  * the same descriptors and about the same memory after as before, and
  * every ring a change replaced is gone from the kernel (its id no longer
- * opens), but the live one. */
+ * opens), but the live one, its generations and the spare. */
 static void test_many_changes(void **state)
 {
 	struct fx *fx = *state;
 	const char *env = getenv("RM_STATE_CHANGES");
 	long changes = env ? atol(env) : 10000, fds, rss;
 	struct rm_snap *old = malloc(sizeof(*old)), *new = malloc(sizeof(*new));
-	__u32 sampled[100], n_sampled = 0, live;
-	int gone = 0;
+	__u32 sampled[100], n_sampled = 0, live, keep[2 + RM_RING_GENS];
+	int gone = 0, held;
 
 	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
 	for (int i = 0; i < 8; i++) {
@@ -1402,14 +1426,21 @@ static void test_many_changes(void **state)
 #ifndef RM_ASAN
 	assert_true(rss_kb() - rss < 4096);
 #endif
-	/* replaced rings are freed after an RCU grace period: wait a little */
+	/* an array a change let go of is the service's spare (reused by
+	 * the next change) or freed, after an RCU grace period: wait a
+	 * little; what the kernel still holds is the live ring, its
+	 * generations and the spare */
+	held = held_rings(fx->pin, 0, keep);
+	assert_true(held >= 2 && held <= 2 + RM_RING_GENS);
 	for (int tries = 0; tries < 50 && gone < (int)n_sampled; tries++) {
 		gone = 0;
 		for (__u32 i = 0; i < n_sampled; i++) {
-			int fd = sampled[i] == live
-				     ? -1
-				     : bpf_map_get_fd_by_id(sampled[i]);
+			bool kept = false;
+			int fd;
 
+			for (int k = 0; k < held; k++)
+				kept = kept || sampled[i] == keep[k];
+			fd = kept ? -1 : bpf_map_get_fd_by_id(sampled[i]);
 			gone += fd < 0;
 			if (fd >= 0)
 				close(fd);
@@ -1418,6 +1449,7 @@ static void test_many_changes(void **state)
 			usleep(100000);
 	}
 	assert_int_equal(gone, n_sampled);
+	assert_int_equal(live, keep[0]);
 	free(old);
 	free(new);
 }
@@ -1648,6 +1680,96 @@ static void test_gens_rotation(void **state)
 	for (int i = 0; i < 4; i++)
 		free(r[i]);
 	free(s);
+}
+
+static __u32 spare_id(const char *pin, __u32 svc)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[RM_PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s%u", pin, RM_RING_SPARE_PIN, svc);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	close(fd);
+	return info.id;
+}
+
+/* Spare arrays (state_spare.c): the array the oldest generation let go of
+ * is pinned as the service's spare, and the next ring is written into it;
+ * the flows then go where userspace says. A spare some outer map holds
+ * (pinned there by hand: what a crash could leave) or of another shape
+ * is never written, and goes; a deleted service's goes. */
+static void test_spares(void **state)
+{
+	struct fx *fx = *state;
+	struct op del = {.kind = SVC_DEL, .svc = "web"};
+	__u32 spare, live, g0, g1;
+	char path[RM_PATH_MAX + 64];
+	int fd;
+
+	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
+	add_node(fx->pin, "web", "a", 1, 1, NULL);
+	/* a ring replaced, then the generations full: no array let go yet */
+	add_node(fx->pin, "web", "b", 2, 1, NULL);
+	add_node(fx->pin, "web", "c", 3, 1, NULL);
+	assert_int_equal(spare_id(fx->pin, 0), 0);
+	g1 = gen_id(fx->pin, 0, 1);
+	assert_int_not_equal(g1, 0);
+	/* this change lets generation 1's array go: it is the spare */
+	add_node(fx->pin, "web", "d", 4, 1, NULL);
+	spare = spare_id(fx->pin, 0);
+	assert_int_equal(spare, g1);
+	/* ... and the next ring is written into it */
+	g1 = gen_id(fx->pin, 0, 1);
+	add_node(fx->pin, "web", "e", 5, 1, NULL);
+	assert_int_equal(ring_id(fx->pin, 0), spare);
+	assert_int_equal(spare_id(fx->pin, 0), g1);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+
+	/* a spare the live ring is: left alone, unpinned */
+	live = ring_id(fx->pin, 0);
+	g0 = gen_id(fx->pin, 0, 0);
+	snprintf(path, sizeof(path), "%s/%s0", fx->pin, RM_RING_SPARE_PIN);
+	unlink(path);
+	fd = bpf_map_get_fd_by_id(live);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	add_node(fx->pin, "web", "f", 6, 1, NULL);
+	assert_int_not_equal(ring_id(fx->pin, 0), live);
+	assert_int_equal(gen_id(fx->pin, 0, 0), live);
+	assert_int_equal(gen_id(fx->pin, 0, 1), g0);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	/* the one this change let go of is pinned instead */
+	assert_int_not_equal(spare_id(fx->pin, 0), live);
+	assert_int_not_equal(spare_id(fx->pin, 0), 0);
+
+	/* a spare of another shape: not written, gone */
+	unlink(path);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rm_not_ring", 4, 16, 1024,
+			    NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	add_node(fx->pin, "web", "g", 7, 1, NULL);
+	check_flows(fx, "web", 4, "198.18.0.10", IPPROTO_TCP, 80, false);
+	{
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+		assert_int_not_equal(spare_id(fx->pin, 0), info.id);
+		assert_int_not_equal(ring_id(fx->pin, 0), info.id);
+	}
+	close(fd);
+
+	/* a deleted service's spare goes with it */
+	assert_int_not_equal(spare_id(fx->pin, 0), 0);
+	assert_int_equal(change(fx->pin, &del), 0);
+	assert_int_equal(spare_id(fx->pin, 0), 0);
 }
 
 /* Generations go where they would name the wrong thing: window 0 on a
@@ -2279,6 +2401,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_gens_dropped, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_spares, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_interrupted_change, setup,
 					    teardown),

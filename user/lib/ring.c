@@ -778,16 +778,19 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 	__u32 nb = 1u << bits, shift = 32 - bits;
 	__u32 base = 1 + RM_RING_IDX_SLOTS(bits), i, b;
 
-	if (nslots < rm_ring_nslots(r))
+	__u32 need = rm_ring_nslots(r);
+
+	if (nslots < need)
 		return -ENOSPC;
 	/* every slot below is written whole, but for the header's c and d,
 	 * an odd ring's last half slot and what lies past the ring: zero
 	 * those, not megabytes of index that are about to be written */
-	if (r->n == 0 || nslots > rm_ring_nslots(r)) {
+	if (r->n == 0) {
 		memset(slots, 0, (size_t)nslots * sizeof(*slots));
 	} else {
 		memset(&slots[0], 0, sizeof(slots[0]));
-		memset(&slots[nslots - 1], 0, sizeof(slots[0]));
+		memset(&slots[need - 1], 0,
+		       (size_t)(nslots - need + 1) * sizeof(*slots));
 	}
 	slots[0].a = r->n;
 	slots[0].b = RM_RING_HDR_B(bits);

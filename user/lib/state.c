@@ -394,10 +394,13 @@ int rm_state_create_sized(const char *pin_dir, __u32 conn_entries,
 		goto out;
 	}
 	if (err == -ENOMEM || err == -E2BIG) {
+		/* E2BIG is also the verifier's "program too large" */
 		rm_state_fail(err,
-		     "cannot create the maps in %s: %s (the connection "
-		     "table's %u entries are allocated up front: try a "
-		     "smaller --conn-table)",
+		     "cannot create the maps in %s or load the program: %s "
+		     "(the connection table's %u entries are allocated up "
+		     "front: try a smaller --conn-table; or the verifier "
+		     "found the program too complex for this kernel: -v "
+		     "shows its log)",
 		     pin_dir, strerror(-err),
 		     bpf_map__max_entries(skel->maps.rm_conns));
 		goto out;

@@ -345,6 +345,7 @@ struct rm_plan {
 	bool changed[RM_MAX_SERVICES];	      /* ring rebuilt */
 	struct rm_ring ring[RM_MAX_SERVICES]; /* the new ring if changed */
 	int fd[RM_MAX_SERVICES];	      /* its inner map, not installed */
+	int spare[RM_MAX_SERVICES]; /* an array the apply let go, or -1 */
 };
 /* Validate new and build every ring that differs from old (as new inner
  * maps, unless RM_APPLY_DRY_RUN). Writes nothing. On failure p is freed;
@@ -356,7 +357,7 @@ int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
  * validated against the same old and new), so it can be applied: what a
  * command that showed a change before making it saves a second build of
  * every ring with. On failure p is freed. */
-int rm_plan_maps(struct rm_plan *p);
+int rm_plan_maps(struct rm_state *st, struct rm_plan *p);
 /* Write the maps from old to new in the data-plane-safe order. */
 int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 		  const struct rm_snap *new, struct rm_plan *p);
@@ -367,8 +368,10 @@ void rm_plan_free(struct rm_plan *p);
 int rm_state_tx_port_add(struct rm_state *st, __u32 ifindex);
 /* Second chance (state_gens.c): retire service svc's live ring into
  * its remembered generations, stamped now, unless new_fd holds the same
- * ring; drop the generations of one service or of all. */
-int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now);
+ * ring (*dropped: the array of the generation that fell out, opened, or
+ * -1); drop the generations of one service or of all. */
+int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
+		   int *dropped);
 int rm_gens_drop(struct rm_state *st, __u32 svc);
 int rm_gens_drop_all(struct rm_state *st);
 /* Every generation's map held open in fds[RM_RINGS_OLD_MAX] (-ENOENT:
@@ -377,6 +380,14 @@ int rm_gens_drop_all(struct rm_state *st);
 int rm_gens_save(struct rm_state *st, int *fds);
 int rm_gens_restore(struct rm_state *st, const int *fds);
 void rm_gens_close(int *fds);
+/* Spare ring arrays (state_spare.c), pinned as RM_RING_SPARE_PIN<id>
+ * in the pin dir: service svc's spare, opened and unpinned, if no outer
+ * map holds it (else -1); an array pinned as svc's spare (replacing
+ * any); the spare unpinned. */
+#define RM_RING_SPARE_PIN "rm_ring_spare_"
+int rm_spare_take(struct rm_state *st, __u32 svc);
+void rm_spare_put(struct rm_state *st, __u32 svc, int fd);
+void rm_spare_drop(struct rm_state *st, __u32 svc);
 /* CLOCK_MONOTONIC in ns: the data plane's clock (coarse there). */
 __u64 rm_mono_ns(void);
 /* Build, apply, and on a failure after the first write restore old.

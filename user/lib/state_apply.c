@@ -497,7 +497,7 @@ static int gens_forget(struct rm_state *st, const struct rm_snap *old,
  * state_gens.c). Sets *waited when a map-in-map slot was written (the
  * kernel then waited for running programs). */
 static int rings_swap(struct rm_state *st, const struct rm_snap *old,
-		      const struct rm_snap *new, const struct rm_plan *p,
+		      const struct rm_snap *new, struct rm_plan *p,
 		      bool *waited)
 {
 	/* rings placed under another seed are not worth remembering */
@@ -507,15 +507,40 @@ static int rings_swap(struct rm_state *st, const struct rm_snap *old,
 	__u64 now = rm_mono_ns();
 	int err = 0;
 
-	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++)
-		if (p->changed[i]) {
-			if (keep)
-				err = rm_gens_retire(st, i, p->fd[i], now);
-			if (!err)
-				err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
-			*waited = *waited || !err;
+	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
+		/* the array this write lets go of: the oldest generation,
+		 * or the live ring when none is kept (a spare after) */
+		int gone = -1;
+
+		if (!p->changed[i])
+			continue;
+		if (keep)
+			err = rm_gens_retire(st, i, p->fd[i], now, &gone);
+		else
+			gone = rm_state_inner_open(st, RM_M_RINGS, i);
+		if (!err)
+			err = write_elem(st, RM_M_RINGS, i, &p->fd[i]);
+		*waited = *waited || !err;
+		if (gone >= 0 && !err) {
+			if (p->spare[i] >= 0)
+				close(p->spare[i]);
+			p->spare[i] = gone;
+		} else if (gone >= 0) {
+			close(gone);
 		}
+	}
 	return err;
+}
+
+/* Step 8: the arrays the rings let go of, each its service's spare. */
+static void spares_keep(struct rm_state *st, struct rm_plan *p)
+{
+	for (__u32 i = 0; i < RM_MAX_SERVICES; i++)
+		if (p->spare[i] >= 0) {
+			rm_spare_put(st, i, p->spare[i]);
+			close(p->spare[i]);
+			p->spare[i] = -1;
+		}
 }
 
 /* Step 5 (rule: a ring goes only once no key leads to it): the rings of
@@ -528,6 +553,7 @@ static int rings_of_deleted_drop(struct rm_state *st,
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		if (new->svc[i].in_use || (!all && !old->svc[i].in_use))
 			continue;
+		rm_spare_drop(st, i);
 		if (!bpf_map_delete_elem(st->fd[RM_M_RINGS], &i))
 			*waited = true;
 		else if (errno != ENOENT)
@@ -609,6 +635,9 @@ int rm_plan_apply(struct rm_state *st, const struct rm_snap *old,
 	/* 7: egress ports nobody uses any more */
 	if (!err)
 		err = tx_ports_prune(st, old, new, all);
+	/* 8: spares, once nothing can read them */
+	if (!err)
+		spares_keep(st, p);
 	return err;
 }
 
@@ -678,7 +707,7 @@ static int commit(struct rm_state *st, const struct rm_snap *old,
 		flags |= RM_APPLY_ALL;
 	if (built && !(flags & RM_APPLY_ALL) &&
 	    built->flags == RM_APPLY_DRY_RUN) {
-		err = rm_plan_maps(p);
+		err = rm_plan_maps(st, p);
 	} else {
 		if (built) /* a fresh one is not initialised yet */
 			rm_plan_free(built);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "ring_map.h"
 #include "state.h"
 #include "state_int.h"
 
@@ -39,37 +40,6 @@ __u64 rm_mono_ns(void)
 static __u32 gen_key(__u32 svc, __u32 g)
 {
 	return svc * RM_RING_GENS + g;
-}
-
-/* The inner map at key of an outer map, opened: an fd, or -ENOENT. */
-static int inner_open(int outer_fd, __u32 key)
-{
-	__u32 id;
-	int fd;
-
-	if (bpf_map_lookup_elem(outer_fd, &key, &id))
-		return -ENOENT;
-	fd = bpf_map_get_fd_by_id(id);
-	return fd < 0 ? -errno : fd;
-}
-
-/* An inner ring array mapped (read-write when rw), its size in slots. */
-static struct rm_slot *ring_mmap(int fd, bool rw, __u32 *nslots, size_t *len)
-{
-	struct bpf_map_info info = {};
-	__u32 ilen = sizeof(info);
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *mem;
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
-	    info.value_size != sizeof(struct rm_slot) || !info.max_entries)
-		return NULL;
-	*nslots = info.max_entries;
-	*len = ((size_t)*nslots * sizeof(struct rm_slot) + page - 1) / page *
-	       page;
-	mem = mmap(NULL, *len, rw ? PROT_READ | PROT_WRITE : PROT_READ,
-		   MAP_SHARED, fd, 0);
-	return mem == MAP_FAILED ? NULL : mem;
 }
 
 /* Do two rings hold the same entries (the header's retire stamp aside)? */
@@ -122,23 +92,27 @@ static int gens_write(int ofd, const __u32 *keys, const int *fds, __u32 n)
 	return 0;
 }
 
-int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
+int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
+		   int *dropped)
 {
 	struct rm_slot *live = NULL, *next = NULL;
 	__u32 nl = 0, nn = 0, key = gen_key(svc, 0), keys[RM_RING_GENS], n = 0;
 	int ofd = st->fd[RM_M_RINGS_OLD], fds[RM_RING_GENS];
 	size_t ll = 0, ln = 0;
-	int fd, err = 0;
+	int fd, oldest = -1, err = 0;
 	bool same;
 
-	fd = inner_open(st->fd[RM_M_RINGS], svc);
+	*dropped = -1;
+	fd = rm_state_inner_open(st, RM_M_RINGS, svc);
 	if (fd == -ENOENT)
 		return 0; /* a new service: nothing replaced */
 	if (fd < 0)
 		return rm_state_fail(fd, "cannot open ring %u: %s", svc,
 				     strerror(-fd));
-	live = ring_mmap(fd, true, &nl, &ll);
-	next = ring_mmap(new_fd, false, &nn, &ln);
+	if (rm_ring_map_mmap(fd, true, &live, &nl, &ll))
+		live = NULL;
+	if (rm_ring_map_mmap(new_fd, false, &next, &nn, &ln))
+		next = NULL;
 	if (!live || !next) {
 		err = rm_state_fail(-EIO, "cannot map ring %u to retire it",
 				    svc);
@@ -155,7 +129,8 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
 	 * live ring into 0: every read before the first write, the writes
 	 * from the oldest generation to the newest */
 	for (__u32 g = RM_RING_GENS - 1; g > 0 && !err; g--) {
-		int prev = inner_open(ofd, gen_key(svc, g - 1));
+		int prev = rm_state_inner_open(st, RM_M_RINGS_OLD,
+					       gen_key(svc, g - 1));
 		__u32 k = gen_key(svc, g);
 
 		if (prev >= 0) {
@@ -169,8 +144,18 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now)
 	}
 	keys[n] = key;
 	fds[n++] = fd;
+	/* the oldest generation's array leaves with this write */
+	if (!err)
+		oldest = rm_state_inner_open(st, RM_M_RINGS_OLD,
+					      gen_key(svc, RM_RING_GENS - 1));
 	if (!err)
 		err = gens_write(ofd, keys, fds, n);
+	if (!err && oldest >= 0) {
+		*dropped = oldest;
+		oldest = -1;
+	}
+	if (oldest >= 0)
+		close(oldest);
 	if (err)
 		err = rm_state_fail(err, "cannot move %s of service %u: %s",
 				    RM_MAP_NAME(RINGS_OLD), svc,
@@ -213,7 +198,7 @@ int rm_gens_save(struct rm_state *st, int *fds)
 
 	gens_held(st->fd[RM_M_RINGS_OLD], want);
 	for (__u32 k = 0; k < RM_RINGS_OLD_MAX; k++) {
-		fds[k] = want[k] ? inner_open(st->fd[RM_M_RINGS_OLD], k)
+		fds[k] = want[k] ? rm_state_inner_open(st, RM_M_RINGS_OLD, k)
 				 : -ENOENT;
 		if (fds[k] < 0 && fds[k] != -ENOENT) {
 			int err = fds[k];

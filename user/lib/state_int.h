@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "state.h"
 
 /* Why the last call failed, as rm_errmsg() returns it; written by rm_state_fail(). */
 extern __thread char rm_errbuf[512];
@@ -22,5 +23,9 @@ void rm_name_copy(char *dst, const char *src, size_t size);
 /* Keys 0..n-1 of an array map: one batch call, or one call per key where
  * batching is unsupported. */
 int rm_array_read(int fd, __u32 n, size_t vsize, void *out);
+
+/* The ring array at key of outer map `map` (rm_rings, rm_rings_old),
+ * opened: its fd, or -ENOENT (no message) when the key holds none. */
+int rm_state_inner_open(struct rm_state *st, enum rm_map_id map, __u32 key);
 
 #endif /* RM_STATE_INT_H */

@@ -184,15 +184,20 @@ void rm_snap_rings_changed(const struct rm_snap *old, const struct rm_snap *new,
 		dirty[i] = dirty[i] && new->svc[i].in_use;
 }
 
-/* A new inner array holding r, filled before anyone can see it. */
-static int ring_map_create(const struct rm_ring *r, __u32 svc)
+/* An inner array holding r, filled before anyone can see it: the
+ * service's spare if it fits (state_spare.c), else a new one. */
+static int ring_map_create(struct rm_state *st, const struct rm_ring *r,
+			   __u32 svc)
 {
 	__u32 n = rm_ring_nslots(r);
+	int spare = rm_spare_take(st, svc);
 	char name[16];
 	int fd;
 
 	snprintf(name, sizeof(name), "rm_ring_%u", svc);
-	fd = rm_ring_map_encode(r, name);
+	fd = rm_ring_map_encode(r, name, spare);
+	if (spare >= 0 && fd != spare)
+		close(spare);
 	if (fd < 0)
 		return rm_state_fail(fd, "cannot create a ring map of %u slots: %s", n,
 			    strerror(-fd));
@@ -204,18 +209,21 @@ void rm_plan_free(struct rm_plan *p)
 	for (int i = 0; i < RM_MAX_SERVICES; i++) {
 		if (p->fd[i] >= 0)
 			close(p->fd[i]);
+		if (p->spare[i] >= 0)
+			close(p->spare[i]);
 		p->fd[i] = -1;
+		p->spare[i] = -1;
 		rm_ring_free(&p->ring[i]);
 		p->changed[i] = false;
 	}
 }
 
-int rm_plan_maps(struct rm_plan *p)
+int rm_plan_maps(struct rm_state *st, struct rm_plan *p)
 {
 	for (__u32 i = 0; i < RM_MAX_SERVICES; i++) {
 		if (!p->changed[i] || p->fd[i] >= 0)
 			continue;
-		p->fd[i] = ring_map_create(&p->ring[i], i);
+		p->fd[i] = ring_map_create(st, &p->ring[i], i);
 		if (p->fd[i] < 0) {
 			int err = p->fd[i];
 
@@ -233,11 +241,10 @@ int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 {
 	int err;
 
-	(void)st;
 	memset(p, 0, sizeof(*p));
 	p->flags = flags;
 	for (int i = 0; i < RM_MAX_SERVICES; i++)
-		p->fd[i] = -1;
+		p->fd[i] = p->spare[i] = -1;
 	err = validate(old, new, flags);
 	if (err)
 		return err;
@@ -247,7 +254,7 @@ int rm_plan_build(struct rm_state *st, const struct rm_snap *old,
 			continue;
 		err = rm_snap_ring(new, i, &p->ring[i]);
 		if (!err && !(flags & RM_APPLY_DRY_RUN)) {
-			p->fd[i] = ring_map_create(&p->ring[i], i);
+			p->fd[i] = ring_map_create(st, &p->ring[i], i);
 			err = p->fd[i] < 0 ? p->fd[i] : 0;
 		}
 		if (err) {

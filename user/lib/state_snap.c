@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <ringmaster/rm_conn.h>
 #include "state.h"
+#include "ring_map.h"
 #include "state_int.h"
 
 /* ---- reading --------------------------------------------------------- */
@@ -52,14 +53,9 @@ int rm_state_read(struct rm_state *st, struct rm_snap *s)
 	return 0;
 }
 
-/* The inner array at key of outer map `map` (rm_rings, rm_rings_old),
- * opened: its fd and size, or -ENOENT (no message) when the key holds
- * none. */
-static int inner_open(struct rm_state *st, enum rm_map_id map, __u32 key,
-		      __u32 *nslots)
+int rm_state_inner_open(struct rm_state *st, enum rm_map_id map, __u32 key)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), id;
+	__u32 id, pages;
 	int fd = -1, tries;
 
 	/* the ring may be replaced (and its map freed) between reading its
@@ -72,37 +68,29 @@ static int inner_open(struct rm_state *st, enum rm_map_id map, __u32 key,
 	if (fd < 0)
 		return rm_state_fail(-errno, "cannot open %s[%u]: %s",
 				     rm_map_names[map], key, strerror(errno));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.value_size != sizeof(struct rm_slot) || !info.max_entries) {
+	if (rm_ring_map_pages(fd, &pages)) {
 		close(fd);
 		return rm_state_fail(-EPROTO, "%s[%u] is not a ring array",
 				     rm_map_names[map], key);
 	}
-	*nslots = info.max_entries;
 	return fd;
 }
 
-/* The same, copied into *slots (malloc'd). */
+/* The same, its slots in use copied into *slots (malloc'd). */
 static int inner_slots(struct rm_state *st, enum rm_map_id map, __u32 key,
 		       struct rm_slot **slots, __u32 *nslots)
 {
-	__u32 n = 0;
 	int fd, err;
 
 	*slots = NULL;
-	fd = inner_open(st, map, key, &n);
+	fd = rm_state_inner_open(st, map, key);
 	if (fd < 0)
 		return fd;
-	*slots = calloc(n, sizeof(**slots));
-	err = *slots ? rm_array_read(fd, n, sizeof(**slots), *slots) : -ENOMEM;
+	err = rm_ring_map_copy(fd, slots, nslots);
 	close(fd);
-	if (err) {
-		free(*slots);
-		*slots = NULL;
+	if (err)
 		return rm_state_fail(err, "cannot read %s[%u]: %s",
 				     rm_map_names[map], key, strerror(-err));
-	}
-	*nslots = n;
 	return 0;
 }
 
@@ -130,34 +118,25 @@ int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
 			   nslots);
 }
 
-static size_t ring_len(__u32 nslots)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return ((size_t)nslots * sizeof(struct rm_slot) + page - 1) / page *
-	       page;
-}
-
-/* The inner array at key of outer map `map`, mapped read-only, or
- * -ENOENT (no message) when the key holds none. */
+/* The inner array at key of outer map `map`, its slots in use mapped
+ * read-only, or -ENOENT (no message) when the key holds none. */
 static int inner_map(struct rm_state *st, enum rm_map_id map, __u32 key,
 		     const struct rm_slot **slots, __u32 *nslots)
 {
-	__u32 n = 0;
-	void *mem;
-	int fd;
+	struct rm_slot *mem;
+	size_t len;
+	int fd, err;
 
 	*slots = NULL;
-	fd = inner_open(st, map, key, &n);
+	fd = rm_state_inner_open(st, map, key);
 	if (fd < 0)
 		return fd;
-	mem = mmap(NULL, ring_len(n), PROT_READ, MAP_SHARED, fd, 0);
+	err = rm_ring_map_mmap(fd, false, &mem, nslots, &len);
 	close(fd);
-	if (mem == MAP_FAILED)
-		return rm_state_fail(-errno, "cannot map %s[%u]: %s",
-				     rm_map_names[map], key, strerror(errno));
+	if (err)
+		return rm_state_fail(err, "cannot map %s[%u]: %s",
+				     rm_map_names[map], key, strerror(-err));
 	*slots = mem;
-	*nslots = n;
 	return 0;
 }
 
@@ -182,7 +161,7 @@ int rm_state_gen_map(struct rm_state *st, __u32 svc, __u32 g,
 void rm_state_ring_unmap(const struct rm_slot *slots, __u32 nslots)
 {
 	if (slots)
-		munmap((void *)slots, ring_len(nslots));
+		munmap((void *)slots, rm_ring_map_len(nslots));
 }
 
 static int spec_by_name(const void *a, const void *b)
