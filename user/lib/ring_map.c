@@ -34,6 +34,12 @@ static __u32 cap_pages(__u32 nslots)
 	       RM_RING_PAGES_ROUND;
 }
 
+/* -errno of the call that just failed (never 0, whatever it left) */
+static int fail_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
 /* BPF_MAP_CREATE itself, not libbpf's bpf_map_create(): that one first
  * loads a probe program to learn how memory is accounted (a few ms on
  * every ringctl change), which ringctl has no use for. */
@@ -52,7 +58,7 @@ static int ring_map_new(__u32 pages, const char *name)
 	attr.map_flags = RM_RING_MAP_FLAGS;
 	snprintf(attr.map_name, sizeof(attr.map_name), "%s", name);
 	fd = (int)syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
+	return fd < 0 ? fail_errno() : fd;
 }
 
 int rm_ring_map_pages(int fd, __u32 *pages)
@@ -60,8 +66,9 @@ int rm_ring_map_pages(int fd, __u32 *pages)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
+	*pages = 0;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
+		return fail_errno();
 	if (info.type != BPF_MAP_TYPE_ARRAY ||
 	    info.value_size != sizeof(struct rm_ring_page) ||
 	    info.key_size != sizeof(__u32) || !info.max_entries ||
@@ -87,7 +94,7 @@ static int write_pages(int fd, const struct rm_ring_page *buf, __u32 pages)
 		err = 0;
 		for (__u32 i = 0; i < pages && !err; i++)
 			if (bpf_map_update_elem(fd, &keys[i], &buf[i], BPF_ANY))
-				err = -errno;
+				err = fail_errno();
 	}
 	free(keys);
 	return err;
@@ -214,14 +221,18 @@ int rm_ring_map_mmap(int fd, bool rw, struct rm_slot **slots, __u32 *nslots,
 {
 	__u32 pages;
 	void *mem;
-	int err = rm_ring_map_pages(fd, &pages);
+	int err;
 
+	*slots = NULL;
+	*nslots = 0;
+	*len = 0;
+	err = rm_ring_map_pages(fd, &pages);
 	if (err)
 		return err;
 	mem = mmap(NULL, map_len(pages), rw ? PROT_READ | PROT_WRITE : PROT_READ,
 		   MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED)
-		return -errno;
+	if (mem == MAP_FAILED || !mem)
+		return fail_errno();
 	*slots = mem;
 	*nslots = rm_ring_map_used(mem, pages * RM_RING_PAGE_SLOTS);
 	/* just the slots in use stay mapped: the caller unmaps what its
@@ -247,8 +258,8 @@ int rm_ring_map_copy(int fd, struct rm_slot **slots, __u32 *nslots)
 	int err = rm_ring_map_mmap(fd, false, &mem, nslots, &len);
 
 	*slots = NULL;
-	if (err)
-		return err;
+	if (err || !mem)
+		return err ? err : -EIO;
 	*slots = malloc((size_t)*nslots * sizeof(**slots));
 	if (*slots)
 		memcpy(*slots, mem, (size_t)*nslots * sizeof(**slots));
