@@ -1341,15 +1341,29 @@ static __u32 ring_id(const char *pin, __u32 svc)
 	return id;
 }
 
-/* The ring arrays service svc holds in the kernel, ids into keep[]: the
- * live one first, its generations, its spare (state_spare.c). */
-static int held_rings(const char *pin, __u32 svc, __u32 *keep)
+/* The id of service svc's spare array (state_spare.c), 0: none. */
+static __u32 spare_id(const char *pin, __u32 svc)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	char path[RM_PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s%u", pin, RM_RING_SPARE_PIN, svc);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	close(fd);
+	return info.id;
+}
+
+/* The ring arrays service svc holds in the kernel, ids into keep[]: the
+ * live one first, its generations, its spare (state_spare.c). */
+static int held_rings(const char *pin, __u32 svc, __u32 *keep)
+{
 	struct rm_state st;
-	int n = 0, fd;
+	int n = 0;
 
 	keep[n++] = ring_id(pin, svc);
 	assert_int_equal(rm_state_open(&st, pin, RM_LOCK_SH), 0);
@@ -1360,14 +1374,8 @@ static int held_rings(const char *pin, __u32 svc, __u32 *keep)
 			n++;
 	}
 	rm_state_close(&st);
-	snprintf(path, sizeof(path), "%s/%s%u", pin, RM_RING_SPARE_PIN, svc);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
-		keep[n++] = info.id;
-		close(fd);
-	}
-	return n;
+	keep[n] = spare_id(pin, svc);
+	return keep[n] ? n + 1 : n;
 }
 
 /* One whole change, as ringctl makes it: node n0 of service 0 to weight w. */
@@ -1680,22 +1688,6 @@ static void test_gens_rotation(void **state)
 	for (int i = 0; i < 4; i++)
 		free(r[i]);
 	free(s);
-}
-
-static __u32 spare_id(const char *pin, __u32 svc)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	char path[RM_PATH_MAX + 64];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s%u", pin, RM_RING_SPARE_PIN, svc);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return 0;
-	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
-	close(fd);
-	return info.id;
 }
 
 /* Spare arrays (state_spare.c): the array the oldest generation let go of
