@@ -520,7 +520,7 @@ static void test_ring_content(void **state)
 	struct rm_node_spec specs[3];
 	struct rm_slot *live, *want;
 	struct rm_state st;
-	struct rm_ring r;
+	struct rm_ring r, p;
 	__u32 n, m;
 
 	add_svc(fx->pin, "web", "198.18.0.10", 80, IPPROTO_TCP, false);
@@ -544,8 +544,38 @@ static void test_ring_content(void **state)
 	assert_int_equal(rm_state_ring_slots(&st, 0, &live, &n), 0);
 	rm_state_close(&st);
 	assert_int_equal(n, m);
+	/* the header carries the digest of the snapshot's input (its
+	 * nodes' ketama hosts too, which specs[] lacks) */
+	assert_int_equal(rm_snap_ring_plan(s, 0, &p), 0);
+	assert_true(rm_ring_hdr_digest(&live[0]) == rm_ring_digest(&p));
+	rm_ring_hdr_set_digest(&want[0], rm_ring_digest(&p));
+	rm_ring_free(&p);
 	assert_memory_equal(live, want, m * sizeof(*want));
 	assert_int_equal(s->node[2].ifindex, if_nametoindex("rmt0"));
+	{
+		/* read by the digest, and without it (a ring written before
+		 * it): the same ring, matching the records either way */
+		struct rm_ring d;
+		bool same = false;
+
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				rm_ring_hdr_set_digest(&live[0], 0);
+			assert_int_equal(rm_ring_decode_check(live, n, s, 0,
+							      &d, &same), 0);
+			assert_true(same);
+			assert_int_equal(d.n, r.n);
+			assert_int_equal(d.n_nodes, r.n_nodes);
+			for (__u32 i = 0; i < r.n; i++) {
+				assert_int_equal(d.entries[i].point,
+						 r.entries[i].point);
+				assert_string_equal(
+				    d.nodes[d.entries[i].node].name,
+				    r.nodes[r.entries[i].node].name);
+			}
+			rm_ring_free(&d);
+		}
+	}
 	{
 		/* a ring that differs from the configuration (an interrupted
 		 * change) is read back entry by entry */

@@ -321,6 +321,56 @@ static int ring_start(const struct rm_seed *seed,
 	return 0;
 }
 
+int rm_ring_plan(const struct rm_seed *seed, const struct rm_ring_spec *spec,
+		 const struct rm_node_spec *nodes, __u32 n_nodes, __u32 vnodes,
+		 struct rm_ring *r)
+{
+	__u64 weights;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	err = ring_start(seed, spec, nodes, n_nodes, vnodes, r, &weights);
+	if (err)
+		rm_ring_free(r);
+	return err;
+}
+
+/* A field of the digest: its bytes up to the NUL, then its length, so no
+ * two lists of fields read the same. */
+static void digest_str(struct rm_sip *s, const char *str, size_t max)
+{
+	size_t len = strnlen(str, max);
+
+	for (size_t i = 0; i < len; i += 8) {
+		__u64 w = 0;
+
+		memcpy(&w, str + i, len - i < 8 ? len - i : 8);
+		rm_sip_word(s, w);
+	}
+	rm_sip_word(s, len);
+}
+
+__u64 rm_ring_digest(const struct rm_ring *r)
+{
+	struct rm_sip s;
+	__u64 d;
+
+	rm_sip_init(&s, &r->seed);
+	rm_sip_word(&s, (__u64)r->spec.scheme << 32 | r->spec.count);
+	digest_str(&s, r->spec.tmpl, sizeof(r->spec.tmpl));
+	rm_sip_word(&s, (__u64)r->vnodes << 32 | r->n);
+	rm_sip_word(&s, r->n_nodes);
+	for (__u32 i = 0; i < r->n_nodes; i++) {
+		const struct rm_node_spec *n = &r->nodes[i];
+
+		digest_str(&s, n->name, sizeof(n->name));
+		rm_sip_word(&s, (__u64)n->weight << 32 | n->id);
+		digest_str(&s, n->host, sizeof(n->host));
+	}
+	d = rm_sip_final(&s, RM_RING_FORMAT);
+	return d ? d : 1;
+}
+
 int rm_ring_build_spec(const struct rm_seed *seed,
 		       const struct rm_ring_spec *spec,
 		       const struct rm_node_spec *nodes, __u32 n_nodes,
@@ -794,6 +844,7 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 	}
 	slots[0].a = r->n;
 	slots[0].b = RM_RING_HDR_B(bits);
+	rm_ring_hdr_set_digest(&slots[0], rm_ring_digest(r));
 	if (r->n == 0)
 		return 0;
 	/* bucket b: entries [first >= b << shift, first >= (b+1) << shift) */

@@ -134,6 +134,30 @@ struct rm_move {
 int rm_ring_diff(const struct rm_ring *from, const struct rm_ring *to,
 		 struct rm_move **moves, size_t *n_moves, __u64 *moved);
 
+/* r's nodes (sorted by name), size and scheme as rm_ring_build_spec()
+ * makes them, without its points (no entries): what rm_ring_digest()
+ * reads. Same errors; rm_ring_free() it. */
+int rm_ring_plan(const struct rm_seed *seed, const struct rm_ring_spec *spec,
+		 const struct rm_node_spec *nodes, __u32 n_nodes, __u32 vnodes,
+		 struct rm_ring *r);
+/* What a ring is built from, in 64 bits: SipHash-1-3 keyed by its seed
+ * over its scheme, vnodes, entry count and each node's name, weight, id
+ * and ketama host, in name order. rm_ring_encode() writes it into a live
+ * ring's header (c/d, where a retired ring keeps its stamp), so a reader
+ * can tell the ring is the one its records build without hashing and
+ * sorting its points again (rm_ring_decode_check()). Never 0: a ring
+ * written before the digest, or a retired one, never passes for one. */
+__u64 rm_ring_digest(const struct rm_ring *r);
+static inline void rm_ring_hdr_set_digest(struct rm_slot *hdr, __u64 d)
+{
+	hdr->c = (__u32)d;
+	hdr->d = (__u32)(d >> 32);
+}
+static inline __u64 rm_ring_hdr_digest(const struct rm_slot *hdr)
+{
+	return (__u64)hdr->d << 32 | hdr->c;
+}
+
 /* Kernel layout. Index bits for n entries: ceil(log2(2n)) clamped to
  * [RM_INDEX_BITS_MIN, RM_INDEX_BITS_MAX]. */
 __u32 rm_ring_index_bits(__u32 n);

@@ -332,6 +332,9 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
  * when the one it replaces is wanted) by rm_ring_build_near(). */
 int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
 		      const struct rm_ring *near, struct rm_ring *r);
+/* The same ring's nodes and size without its points (rm_ring_plan()):
+ * what rm_ring_digest() reads. 0 or -errno, nothing reported. */
+int rm_snap_ring_plan(const struct rm_snap *s, __u32 svc, struct rm_ring *r);
 /* ifindex and MAC of an interface. */
 int rm_dev_info(const char *dev, __u32 *ifindex, __u8 mac[6]);
 const char *rm_node_state_name(__u32 state);

@@ -440,16 +440,12 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 	return rm_snap_ring_near(s, svc, NULL, r);
 }
 
-int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
-		      const struct rm_ring *near, struct rm_ring *r)
+/* The ring's input: service svc's nodes in the ring (ids = slots). */
+static __u32 snap_specs(const struct rm_snap *s, __u32 svc,
+			struct rm_node_spec *specs)
 {
-	struct rm_node_spec *specs;
 	__u32 n = 0;
-	int err;
 
-	specs = calloc(RM_MAX_NODES, sizeof(*specs));
-	if (!specs)
-		return rm_state_fail(-ENOMEM, "out of memory");
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *nd = &s->node[i];
 
@@ -461,6 +457,34 @@ int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
 		ketama_host(s, nd, &specs[n]);
 		n++;
 	}
+	return n;
+}
+
+int rm_snap_ring_plan(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
+{
+	struct rm_node_spec *specs = calloc(RM_MAX_NODES, sizeof(*specs));
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!specs)
+		return -ENOMEM;
+	err = rm_ring_plan(&s->cfg.seed, &s->svc[svc].ring, specs,
+			   snap_specs(s, svc, specs), s->svc[svc].vnodes, r);
+	free(specs);
+	return err;
+}
+
+int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
+		      const struct rm_ring *near, struct rm_ring *r)
+{
+	struct rm_node_spec *specs;
+	__u32 n;
+	int err;
+
+	specs = calloc(RM_MAX_NODES, sizeof(*specs));
+	if (!specs)
+		return rm_state_fail(-ENOMEM, "out of memory");
+	n = snap_specs(s, svc, specs);
 	err = rm_ring_build_near(&s->cfg.seed, &s->svc[svc].ring, specs, n,
 				 s->svc[svc].vnodes, near, r);
 	if (err == -E2BIG && s->svc[svc].ring.scheme != RM_RING_RINGMASTER) {
