@@ -78,24 +78,34 @@ int rm_ring_map_pages(int fd, __u32 *pages)
 	return 0;
 }
 
-/* pages elements of buf into fd: one batch, or one element at a time
- * where the kernel has no batch update for arrays. */
+int rm_map_write(int fd, const __u32 *keys, const void *values, size_t vsize,
+		 __u32 n)
+{
+	__u32 done = n;
+	int err = bpf_map_update_batch(fd, keys, values, &done, NULL);
+
+	if (!err)
+		return 0;
+	if (err != -EINVAL && err != -EOPNOTSUPP && err != -524 /*ENOTSUPP*/)
+		return err;
+	for (__u32 i = done < n ? done : 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &keys[i],
+					(const char *)values + i * vsize, BPF_ANY))
+			return fail_errno();
+	return 0;
+}
+
+/* pages elements of buf into fd, keys 0..pages-1. */
 static int write_pages(int fd, const struct rm_ring_page *buf, __u32 pages)
 {
-	__u32 *keys = malloc((size_t)pages * sizeof(*keys)), done = pages;
+	__u32 *keys = malloc((size_t)pages * sizeof(*keys));
 	int err;
 
 	if (!keys)
 		return -ENOMEM;
 	for (__u32 i = 0; i < pages; i++)
 		keys[i] = i;
-	err = bpf_map_update_batch(fd, keys, buf, &done, NULL);
-	if (err && (err == -EINVAL || err == -EOPNOTSUPP || err == -524)) {
-		err = 0;
-		for (__u32 i = 0; i < pages && !err; i++)
-			if (bpf_map_update_elem(fd, &keys[i], &buf[i], BPF_ANY))
-				err = fail_errno();
-	}
+	err = rm_map_write(fd, keys, buf, sizeof(*buf), pages);
 	free(keys);
 	return err;
 }

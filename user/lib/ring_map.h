@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <ringmaster/rm_common.h>
 
+/* n values of vsize bytes at keys into map fd, in order: one batch update
+ * (for an outer map, one grace period for all), or one key at a time
+ * where the kernel has no batch update for the map. 0 or -errno. */
+int rm_map_write(int fd, const __u32 *keys, const void *values, size_t vsize,
+		 __u32 n);
 /* An inner ring array of nslots slots holding slots[], complete before
  * any program can see it (the caller swaps it into rm_rings). Returns the
  * map fd or -errno. */

@@ -73,25 +73,6 @@ int rm_gens_drop_all(struct rm_state *st)
 	return err;
 }
 
-/* Write n inner maps into rm_rings_old, in order, in one batch: the
- * kernel waits for running programs after every map-in-map write from
- * userspace (a grace period, milliseconds), after a batch once. Where it
- * has no batch write, one key at a time. */
-static int gens_write(int ofd, const __u32 *keys, const int *fds, __u32 n)
-{
-	__u32 done = n;
-	int err = bpf_map_update_batch(ofd, keys, fds, &done, NULL);
-
-	if (!err)
-		return 0;
-	if (err != -EINVAL && err != -EOPNOTSUPP && err != -524 /*ENOTSUPP*/)
-		return err;
-	for (__u32 i = done < n ? done : 0; i < n; i++)
-		if (bpf_map_update_elem(ofd, &keys[i], &fds[i], BPF_ANY))
-			return -errno;
-	return 0;
-}
-
 int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 		   int *dropped)
 {
@@ -149,7 +130,7 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 		oldest = rm_state_inner_open(st, RM_M_RINGS_OLD,
 					      gen_key(svc, RM_RING_GENS - 1));
 	if (!err)
-		err = gens_write(ofd, keys, fds, n);
+		err = rm_map_write(ofd, keys, fds, sizeof(*fds), n);
 	if (!err && oldest >= 0) {
 		*dropped = oldest;
 		oldest = -1;
