@@ -53,6 +53,12 @@ e2e_check "it depends on libbpf, libxdp, libcurl, libjson-c, libmicrohttpd" sh -
 	dpkg-deb -f '$deb' Depends | grep -q libcurl4 &&
 	dpkg-deb -f '$deb' Depends | grep -q libjson-c5 &&
 	dpkg-deb -f '$deb' Depends | grep -q libmicrohttpd12"
+# ringctl links its libraries but libc in (Makefile: RM_CTL_STATIC), and
+# the package names their sources for rebuilds on their security updates
+e2e_check "Built-Using names what ringctl links in" sh -c "
+	for src in libbpf elfutils zlib json-c nettle glibc; do
+		dpkg-deb -f '$deb' Built-Using | grep -q \"\$src (= \" || exit 1
+	done"
 
 # ---- install ---------------------------------------------------------------
 e2e_setup 3
@@ -70,6 +76,9 @@ e2e_check "dpkg -i $(basename "$deb")" dpkg -i "$deb"
 dpkg -L "$PKG" | sort >"$TB_STATE_DIR/pkg.files"
 e2e_expect_eq "ringctl --version" "$(/usr/sbin/ringctl --version)" \
 	"ringctl $version"
+e2e_expect_eq "the installed ringctl needs glibc alone (libc, its loader)" \
+	"$(readelf -d /usr/sbin/ringctl | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+		grep -Ev '^(libc\.so\.6|ld-linux[-a-z0-9_]*\.so\.[0-9]+)$')" ""
 e2e_expect_eq "ringload --version" "$(/usr/sbin/ringload --version)" \
 	"ringload $version"
 e2e_check "ringload --help lists attach" sh -c \
