@@ -277,8 +277,9 @@ struct rm_ring_page {
  * replaced. The time it was retired travels with it, in its header
  * slot's unused fields: c = low, d = high 32 bits of CLOCK_MONOTONIC ns
  * (0: not retired). A live ring holds its input's digest there instead,
- * which only userspace reads (rm_ring_digest(), user/lib/ring.h). A generation older than rm_config.handover_window_s
- * is ignored (include/ringmaster/rm_hops.h has the rules). */
+ * which only userspace reads (rm_ring_digest(), user/lib/ring.h). A
+ * generation older than rm_config.handover_window_s is ignored
+ * (include/ringmaster/rm_hops.h has the rules). */
 #define RM_RINGS_OLD_MAX (RM_MAX_SERVICES * RM_RING_GENS)
 #define RM_RING_RETIRED_NS(hdr) ((__u64)(hdr)->d << 32 | (hdr)->c)
 
