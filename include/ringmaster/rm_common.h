@@ -281,7 +281,15 @@ struct rm_ring_page {
  * generation older than rm_config.handover_window_s is ignored
  * (include/ringmaster/rm_hops.h has the rules). */
 #define RM_RINGS_OLD_MAX (RM_MAX_SERVICES * RM_RING_GENS)
-#define RM_RING_RETIRED_NS(hdr) ((__u64)(hdr)->d << 32 | (hdr)->c)
+/* The header slot's c and d as one 64-bit word, c the low half: a
+ * retired ring's stamp, a live ring's digest. */
+#define RM_RING_HDR_CD(hdr) ((__u64)(hdr)->d << 32 | (hdr)->c)
+RM_INLINE void rm_ring_hdr_set_cd(struct rm_slot *hdr, __u64 v)
+{
+	hdr->c = (__u32)v;
+	hdr->d = (__u32)(v >> 32);
+}
+#define RM_RING_RETIRED_NS(hdr) RM_RING_HDR_CD(hdr)
 
 /* ---- health (control plane only) ------------------------------------ */
 /* A node's health is separate from the operator's state: a node is in its

@@ -617,8 +617,7 @@ static int sc_gen(struct ectx *k, __u32 to)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	br.slots[0].c = (__u32)now;
-	br.slots[0].d = (__u32)(now >> 32);
+	rm_ring_hdr_set_cd(&br.slots[0], now);
 	fd = dir_ring_map(br.slots, br.nslots);
 	bench_ring_free(&br);
 	if (fd < 0)

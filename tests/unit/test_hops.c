@@ -165,8 +165,7 @@ static int push_ring(__u32 svc, int g, const __u32 *ids, __u32 n,
 	if (g < 0)
 		return dp_push_slots(fx, svc, rc->slots, rc->nslots);
 	rc->stamp = stamp;
-	rc->slots[0].c = (__u32)stamp;
-	rc->slots[0].d = (__u32)(stamp >> 32);
+	rm_ring_hdr_set_cd(&rc->slots[0], stamp);
 	fd = rm_ring_map_create(rc->slots, rc->nslots, "rm_ring_old");
 	if (fd < 0)
 		return fd;

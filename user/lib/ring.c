@@ -844,7 +844,7 @@ int rm_ring_encode(const struct rm_ring *r, struct rm_slot *slots,
 	}
 	slots[0].a = r->n;
 	slots[0].b = RM_RING_HDR_B(bits);
-	rm_ring_hdr_set_digest(&slots[0], rm_ring_digest(r));
+	rm_ring_hdr_set_cd(&slots[0], rm_ring_digest(r));
 	if (r->n == 0)
 		return 0;
 	/* bucket b: entries [first >= b << shift, first >= (b+1) << shift) */

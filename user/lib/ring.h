@@ -148,15 +148,6 @@ int rm_ring_plan(const struct rm_seed *seed, const struct rm_ring_spec *spec,
  * sorting its points again (rm_ring_decode_check()). Never 0: a ring
  * written before the digest, or a retired one, never passes for one. */
 __u64 rm_ring_digest(const struct rm_ring *r);
-static inline void rm_ring_hdr_set_digest(struct rm_slot *hdr, __u64 d)
-{
-	hdr->c = (__u32)d;
-	hdr->d = (__u32)(d >> 32);
-}
-static inline __u64 rm_ring_hdr_digest(const struct rm_slot *hdr)
-{
-	return (__u64)hdr->d << 32 | hdr->c;
-}
 
 /* Kernel layout. Index bits for n entries: ceil(log2(2n)) clamped to
  * [RM_INDEX_BITS_MIN, RM_INDEX_BITS_MAX]. */

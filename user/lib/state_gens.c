@@ -104,8 +104,7 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 	if (same || !live[0].a)
 		goto out;
 	/* the stamp first: a generation is never seen without its time */
-	live[0].c = (__u32)now;
-	live[0].d = (__u32)(now >> 32);
+	rm_ring_hdr_set_cd(&live[0], now);
 	/* each generation one down (an empty one empties the next), the
 	 * live ring into 0: every read before the first write, the writes
 	 * from the oldest generation to the newest */

@@ -273,7 +273,7 @@ static bool decode_by_digest(const struct rm_slot *slots, __u32 nslots,
 	bits = rm_ring_index_bits(r->n);
 	base = 1 + RM_RING_IDX_SLOTS(bits);
 	if (slots[0].a != r->n || slots[0].b != RM_RING_HDR_B(bits) ||
-	    rm_ring_hdr_digest(&slots[0]) != rm_ring_digest(r) ||
+	    RM_RING_HDR_CD(&slots[0]) != rm_ring_digest(r) ||
 	    base + (r->n + 1) / 2 > nslots)
 		goto out;
 	idx = malloc(RM_MAX_NODES * sizeof(*idx));
