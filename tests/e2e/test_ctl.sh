@@ -214,6 +214,15 @@ e2e_check "window 0: a node reusing the slot gets a new gen" \
 	test "$(nodeval x id) $(nodeval x gen)" = "$sz $((gz + 1))"
 C node del web x >/dev/null
 C config --handover-window 15m >/dev/null
+# show reads a remembered ring's header alone: its entries and age must
+# still be the replaced ring's
+before=$(jget "$(C show web --json)" "d['services'][0]['entries']")
+C node add web w --mac 02:00:00:00:00:1c --dev rmv0 >/dev/null
+e2e_check "show --json: the ring a change replaced is generation 0, live, with its $before entries" \
+	test "$(jget "$(C show web --json)" "(lambda g: (g['gen'], g['entries'], g['live'], 0 <= g['age_s'] < 60))(d['services'][0]['second_chance']['generations'][0])")" = "(0, $before, True, True)"
+e2e_check "show: the remembered rings named with their age" \
+	sh -c "\"$CTL\" --pin-dir $PIN show web | grep -Eq 'remembered rings: [0-9]+s'"
+C node del web w >/dev/null
 
 # ---- connection counts, counters, settings --------------------------------
 sh_=$(C show --json)

@@ -27,15 +27,17 @@ static const struct rm_node *gen_node(const struct rm_gens *g, __u32 id)
 #define RM_HOPS_NODE(t, id) gen_node(t, id)
 #include <ringmaster/rm_hops.h>
 
-int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
-		 struct rm_gens *g)
+static int gens_read(struct rm_state *st, const struct rm_snap *s,
+		     __u32 svc, struct rm_gens *g, bool heads)
 {
 	memset(g, 0, sizeof(*g));
 	g->svc = svc;
 	g->snap = s;
 	for (__u32 i = 0; i < RM_RING_GENS; i++) {
-		int err = rm_state_gen_map(st, svc, i, &g->slots[i],
-					   &g->nslots[i]);
+		struct rm_slot hdr;
+		int err = heads ? rm_state_gen_head(st, svc, i, &hdr)
+				: rm_state_gen_map(st, svc, i, &g->slots[i],
+						   &g->nslots[i]);
 
 		if (err == -ENOENT)
 			continue;
@@ -43,9 +45,25 @@ int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 			rm_gens_free(g);
 			return err;
 		}
-		g->retired_ns[i] = RM_RING_RETIRED_NS(&g->slots[i][0]);
+		if (!heads)
+			hdr = g->slots[i][0];
+		g->held[i] = true;
+		g->entries[i] = hdr.a;
+		g->retired_ns[i] = RM_RING_RETIRED_NS(&hdr);
 	}
 	return 0;
+}
+
+int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
+		 struct rm_gens *g)
+{
+	return gens_read(st, s, svc, g, false);
+}
+
+int rm_gens_heads(struct rm_state *st, const struct rm_snap *s, __u32 svc,
+		  struct rm_gens *g)
+{
+	return gens_read(st, s, svc, g, true);
 }
 
 void rm_gens_free(struct rm_gens *g)
@@ -61,7 +79,7 @@ __u32 rm_gens_live(const struct rm_gens *g, __u64 now, __u32 window_s)
 	__u32 n = 0;
 
 	for (__u32 i = 0; i < RM_RING_GENS; i++)
-		n += g->slots[i] &&
+		n += g->held[i] &&
 		     rm_hop_gen_live(g->retired_ns[i], now,
 				     (__u64)window_s * 1000000000ULL);
 	return n;

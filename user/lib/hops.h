@@ -15,15 +15,23 @@
 struct rm_gens {
 	__u32 svc;
 	const struct rm_snap *snap;	       /* node records */
-	const struct rm_slot *slots[RM_RING_GENS]; /* mapped; NULL: none */
+	const struct rm_slot *slots[RM_RING_GENS]; /* mapped; NULL: none, or
+						    * read by rm_gens_heads */
 	__u32 nslots[RM_RING_GENS];
-	__u64 retired_ns[RM_RING_GENS];	       /* CLOCK_MONOTONIC */
+	bool held[RM_RING_GENS];	/* generation i exists */
+	__u32 entries[RM_RING_GENS];	/* its ring's entries */
+	__u64 retired_ns[RM_RING_GENS]; /* CLOCK_MONOTONIC */
 };
 
 /* Read service svc's generations (none is no error); s gives the node
  * records hops are judged by. rm_gens_free() after. */
 int rm_gens_read(struct rm_state *st, const struct rm_snap *s, __u32 svc,
 		 struct rm_gens *g);
+/* Their headers alone (held, entries, retire time; slots stay NULL):
+ * what `show` says of them, without mapping megabytes of entries. Such
+ * a g answers no hop list (rm_hops_of). */
+int rm_gens_heads(struct rm_state *st, const struct rm_snap *s, __u32 svc,
+		  struct rm_gens *g);
 void rm_gens_free(struct rm_gens *g);
 /* Generations of g searched at now under window_s (rm_hop_gen_live). */
 __u32 rm_gens_live(const struct rm_gens *g, __u64 now, __u32 window_s);

@@ -253,6 +253,22 @@ int rm_ring_map_mmap(int fd, bool rw, struct rm_slot **slots, __u32 *nslots,
 	return 0;
 }
 
+int rm_ring_map_head(int fd, bool rw, struct rm_slot **hdr)
+{
+	void *mem = mmap(NULL, sizeof(struct rm_ring_page),
+			 rw ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+			 fd, 0);
+
+	*hdr = mem == MAP_FAILED ? NULL : mem;
+	return *hdr ? 0 : fail_errno();
+}
+
+void rm_ring_map_head_unmap(struct rm_slot *hdr)
+{
+	if (hdr)
+		munmap(hdr, sizeof(struct rm_ring_page));
+}
+
 size_t rm_ring_map_len(__u32 nslots)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -41,6 +41,10 @@ __u32 rm_ring_map_used(const struct rm_slot *slots, __u32 cap);
 int rm_ring_map_mmap(int fd, bool rw, struct rm_slot **slots, __u32 *nslots,
 		     size_t *len);
 size_t rm_ring_map_len(__u32 nslots);
+/* The array's first page alone mapped (read-write when rw): *hdr, its
+ * header slot first. Unmap with rm_ring_map_head_unmap(). 0 or -errno. */
+int rm_ring_map_head(int fd, bool rw, struct rm_slot **hdr);
+void rm_ring_map_head_unmap(struct rm_slot *hdr);
 /* The slots in use copied into *slots (malloc'd). 0 or -errno. */
 int rm_ring_map_copy(int fd, struct rm_slot **slots, __u32 *nslots);
 

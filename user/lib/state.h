@@ -182,6 +182,10 @@ int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
  * with rm_state_ring_unmap(). */
 int rm_state_gen_map(struct rm_state *st, __u32 svc, __u32 g,
 		     const struct rm_slot **slots, __u32 *nslots);
+/* Its header slot alone (entries, index bits, retire stamp): one page
+ * read, nothing mapped; -ENOENT (no message) as above. */
+int rm_state_gen_head(struct rm_state *st, __u32 svc, __u32 g,
+		      struct rm_slot *hdr);
 /* Does a live ring (slots as read) hold exactly what s's records give
  * service svc? A change interrupted between its writes shows here. */
 bool rm_ring_matches(const struct rm_snap *s, __u32 svc,

@@ -42,12 +42,31 @@ static __u32 gen_key(__u32 svc, __u32 g)
 	return svc * RM_RING_GENS + g;
 }
 
-/* Do two rings hold the same entries (the header's retire stamp aside)? */
-static bool ring_same(const struct rm_slot *a, __u32 na, const struct rm_slot *b,
-		      __u32 nb)
+/* Do the arrays a and b (headers ha, hb mapped) hold the same ring, the
+ * header's retire stamp aside? 1 or 0, or -errno. The headers first: a
+ * change of entry count or index size is answered without mapping the
+ * megabytes of either ring. */
+static int rings_same(int a, const struct rm_slot *ha, int b,
+		      const struct rm_slot *hb)
 {
-	return na == nb && a[0].a == b[0].a && a[0].b == b[0].b &&
-	       !memcmp(a + 1, b + 1, (size_t)(na - 1) * sizeof(*a));
+	struct rm_slot *ma = NULL, *mb = NULL;
+	__u32 na = 0, nb = 0;
+	size_t la = 0, lb = 0;
+	int err;
+
+	if (ha->a != hb->a || ha->b != hb->b)
+		return 0;
+	err = rm_ring_map_mmap(a, false, &ma, &na, &la);
+	if (!err)
+		err = rm_ring_map_mmap(b, false, &mb, &nb, &lb);
+	if (!err)
+		err = na == nb &&
+		      !memcmp(ma + 1, mb + 1, (size_t)(na - 1) * sizeof(*ma));
+	if (ma)
+		munmap(ma, la);
+	if (mb)
+		munmap(mb, lb);
+	return err;
 }
 
 int rm_gens_drop(struct rm_state *st, __u32 svc)
@@ -77,11 +96,9 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 		   int *dropped)
 {
 	struct rm_slot *live = NULL, *next = NULL;
-	__u32 nl = 0, nn = 0, key = gen_key(svc, 0), keys[RM_RING_GENS], n = 0;
+	__u32 key = gen_key(svc, 0), keys[RM_RING_GENS], n = 0;
 	int ofd = st->fd[RM_M_RINGS_OLD], fds[RM_RING_GENS];
-	size_t ll = 0, ln = 0;
-	int fd, oldest = -1, err = 0;
-	bool same;
+	int fd, oldest = -1, err = 0, same;
 
 	*dropped = -1;
 	fd = rm_state_inner_open(st, RM_M_RINGS, svc);
@@ -90,18 +107,20 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 	if (fd < 0)
 		return rm_state_fail(fd, "cannot open ring %u: %s", svc,
 				     strerror(-fd));
-	if (rm_ring_map_mmap(fd, true, &live, &nl, &ll))
-		live = NULL;
-	if (rm_ring_map_mmap(new_fd, false, &next, &nn, &ln))
-		next = NULL;
-	if (!live || !next) {
+	if (rm_ring_map_head(fd, true, &live) ||
+	    rm_ring_map_head(new_fd, false, &next)) {
 		err = rm_state_fail(-EIO, "cannot map ring %u to retire it",
 				    svc);
 		goto out;
 	}
 	/* an empty ring names no owner: nothing to remember */
-	same = ring_same(live, nl, next, nn);
-	if (same || !live[0].a)
+	if (!live[0].a)
+		goto out;
+	same = rings_same(fd, live, new_fd, next);
+	if (same < 0)
+		err = rm_state_fail(same, "cannot map ring %u to retire it",
+				    svc);
+	if (same)
 		goto out;
 	/* the stamp first: a generation is never seen without its time */
 	rm_ring_hdr_set_cd(&live[0], now);
@@ -143,10 +162,8 @@ int rm_gens_retire(struct rm_state *st, __u32 svc, int new_fd, __u64 now,
 	for (__u32 i = 0; i + 1 < n; i++)
 		close(fds[i]);
 out:
-	if (live)
-		munmap(live, ll);
-	if (next)
-		munmap(next, ln);
+	rm_ring_map_head_unmap(live);
+	rm_ring_map_head_unmap(next);
 	close(fd);
 	return err;
 }

@@ -119,6 +119,28 @@ int rm_state_gen_slots(struct rm_state *st, __u32 svc, __u32 g,
 			   nslots);
 }
 
+int rm_state_gen_head(struct rm_state *st, __u32 svc, __u32 g,
+		      struct rm_slot *hdr)
+{
+	__u32 key = svc * RM_RING_GENS + g, zero = 0;
+	struct rm_ring_page page;
+	int fd, err = 0;
+
+	if (svc >= RM_MAX_SERVICES || g >= RM_RING_GENS)
+		return -ENOENT;
+	fd = rm_state_inner_open(st, RM_M_RINGS_OLD, key);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &zero, &page))
+		err = rm_state_fail(-errno, "cannot read %s[%u]: %s",
+				    RM_MAP_NAME(RINGS_OLD), key,
+				    strerror(errno));
+	else
+		*hdr = page.slot[0];
+	close(fd);
+	return err;
+}
+
 /* The inner array at key of outer map `map`, its slots in use mapped
  * read-only, or -ENOENT (no message) when the key holds none. */
 static int inner_map(struct rm_state *st, enum rm_map_id map, __u32 key,

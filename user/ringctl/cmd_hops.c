@@ -140,7 +140,7 @@ static __u32 gens_text(const struct rm_gens *g, __u32 window_s, char *out,
 	for (__u32 i = 0; i < RM_RING_GENS; i++) {
 		int w;
 
-		if (!g->slots[i])
+		if (!g->held[i])
 			continue;
 		w = snprintf(out + at, len - at, "%s%.0fs%s", at ? ", " : "",
 			     (double)(__s64)(now - g->retired_ns[i]) / 1e9,
@@ -161,7 +161,7 @@ int hops_show_text(struct live *lv, __u32 svc)
 	const char *why;
 	int cover;
 
-	if (rm_gens_read(&lv->st, lv->old, svc, &g))
+	if (rm_gens_heads(&lv->st, lv->old, svc, &g))
 		return ctl_runtime_error("%s", rm_errmsg());
 	why = hops_coverage(lv->old, svc, nodes, sizeof(nodes), &cover);
 	handover_text(lv->old->cfg.handover_window_s, win, sizeof(win));
@@ -186,7 +186,7 @@ int hops_show_json(struct rm_json *j, struct live *lv, __u32 svc)
 	__u64 now = rm_mono_ns();
 	int cover;
 
-	if (rm_gens_read(&lv->st, lv->old, svc, &g))
+	if (rm_gens_heads(&lv->st, lv->old, svc, &g))
 		return ctl_runtime_error("%s", rm_errmsg());
 	why = hops_coverage(lv->old, svc, nodes, sizeof(nodes), &cover);
 	rm_json_obj_open(j, "second_chance");
@@ -207,7 +207,7 @@ int hops_show_json(struct rm_json *j, struct live *lv, __u32 svc)
 	rm_json_u64(j, "window_s", window);
 	rm_json_arr_open(j, "generations");
 	for (__u32 i = 0; i < RM_RING_GENS; i++) {
-		if (!g.slots[i])
+		if (!g.held[i])
 			continue;
 		rm_json_obj_open(j, NULL);
 		rm_json_u64(j, "gen", i);
@@ -216,7 +216,7 @@ int hops_show_json(struct rm_json *j, struct live *lv, __u32 svc)
 		rm_json_bool(j, "live",
 			     rm_hop_gen_live(g.retired_ns[i], now,
 					     (__u64)window * 1000000000ULL));
-		rm_json_u64(j, "entries", g.slots[i][0].a);
+		rm_json_u64(j, "entries", g.entries[i]);
 		rm_json_obj_close(j);
 	}
 	rm_json_arr_close(j);
