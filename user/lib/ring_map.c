@@ -253,9 +253,11 @@ int rm_ring_map_mmap(int fd, bool rw, struct rm_slot **slots, __u32 *nslots,
 	return 0;
 }
 
+/* One page of the system's: the least a mapping takes, and always within
+ * the kernel's page-aligned array */
 int rm_ring_map_head(int fd, bool rw, struct rm_slot **hdr)
 {
-	void *mem = mmap(NULL, sizeof(struct rm_ring_page),
+	void *mem = mmap(NULL, rm_ring_map_len(1),
 			 rw ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
 			 fd, 0);
 
@@ -266,7 +268,7 @@ int rm_ring_map_head(int fd, bool rw, struct rm_slot **hdr)
 void rm_ring_map_head_unmap(struct rm_slot *hdr)
 {
 	if (hdr)
-		munmap(hdr, sizeof(struct rm_ring_page));
+		munmap(hdr, rm_ring_map_len(1));
 }
 
 size_t rm_ring_map_len(__u32 nslots)
