@@ -601,6 +601,88 @@ static void test_ring_content(void **state)
 	free(s);
 }
 
+/* Each node's share of the live ring as the reads show it
+ * (rm_state_ring_owned): by the digest, from the entries the kernel
+ * copies, over several of the ring's pages; the same sums when the
+ * records no longer match the ring (read the long way, flagged); none
+ * for a service without a ring. */
+static void test_ring_owned(void **state)
+{
+	struct fx *fx = *state;
+	struct rm_snap *s = malloc(sizeof(*s));
+	struct op o = {.kind = SVC_ADD,
+		       .svc = "big",
+		       .vip = "198.18.0.11",
+		       .port = 80,
+		       .proto = IPPROTO_TCP,
+		       .vnodes = 500};
+	struct rm_ring_owned own;
+	struct rm_state st;
+	struct rm_ring r, d;
+	struct rm_slot *live;
+	bool same;
+	__u32 n;
+
+	assert_non_null(s);
+	assert_int_equal(change(fx->pin, &o), 0);
+	add_node(fx->pin, "big", "a", 1, 1, NULL);
+	add_node(fx->pin, "big", "b", 2, 3, NULL);
+	add_node(fx->pin, "big", "c", 3, 2, NULL);
+	read_snap(fx->pin, s);
+	assert_int_equal(rm_state_open(&st, fx->pin, RM_LOCK_NONE), 0);
+	assert_int_equal(rm_state_ring_slots(&st, 0, &live, &n), 0);
+	assert_int_equal(rm_ring_decode(live, n, s, 0, &d), 0);
+	assert_int_equal(d.n, 3000);
+	/* entries on more than one page of the array, not from its start */
+	assert_true((n - (d.n + 1) / 2) % RM_RING_PAGE_SLOTS != 0);
+	assert_true((d.n + 1) / 2 > 2 * RM_RING_PAGE_SLOTS);
+	{
+		__u64 *arcs = calloc(d.n_nodes, sizeof(*arcs));
+		__u64 total = 0;
+		int slot = rm_snap_find_node(s, 0, "b");
+
+		assert_non_null(arcs);
+		rm_ring_arcs(&d, arcs);
+		for (int pass = 0; pass < 2; pass++) {
+			/* pass 1: records changed since the ring was built */
+			if (pass)
+				s->node[slot].weight = 1;
+			same = pass; /* the wrong answer, to be overwritten */
+			assert_int_equal(rm_state_ring_owned(&st, s, 0, &r,
+							     &own, &same),
+					 0);
+			assert_true(same == !pass);
+			assert_int_equal(r.n, d.n);
+			assert_int_equal(r.n_nodes, d.n_nodes);
+			total = 0;
+			for (__u32 k = 0; k < r.n_nodes; k++) {
+				__u32 e = 0;
+
+				assert_string_equal(r.nodes[k].name,
+						    d.nodes[k].name);
+				assert_true(own.keys[k] == arcs[k]);
+				for (__u32 i = 0; i < d.n; i++)
+					e += d.entries[i].node == k;
+				assert_int_equal(own.entries[k], e);
+				total += own.keys[k];
+			}
+			assert_true(total == 1ULL << 32);
+			rm_ring_owned_free(&own);
+			rm_ring_free(&r);
+		}
+		free(arcs);
+	}
+	/* no ring at that id: -ENOENT, nothing to free */
+	assert_int_equal(rm_state_ring_owned(&st, s, 7, &r, &own, NULL),
+			 -ENOENT);
+	assert_null(own.keys);
+	assert_int_equal(r.n_nodes, 0);
+	rm_state_close(&st);
+	rm_ring_free(&d);
+	free(live);
+	free(s);
+}
+
 /* Rings of another format (RM_RING_FORMAT, rm_common.h): the program
  * never reads one (a packet to it is dropped as no-node); a reader still
  * reads the format before this one's entries (`ringctl save` ahead of
@@ -2407,6 +2489,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_ring_content, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ring_format, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ring_owned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dataplane_follows_lookup,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_input_unchanged, setup,

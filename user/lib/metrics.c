@@ -34,36 +34,22 @@ struct scrape {
  * the metrics say what the data plane does. */
 static int read_ring(struct scrape *s, __u32 svc)
 {
-	const struct rm_slot *slots = NULL;
-	struct rm_ring r = {0};
-	__u64 *arcs;
-	__u32 n;
+	struct rm_ring_owned o;
+	struct rm_ring r;
 	int err;
 
 	/* no ring (a change cut short): nothing owned */
-	if (rm_state_ring_map(&s->st, svc, &slots, &n))
-		return 0;
-	err = rm_ring_decode(slots, n, &s->snap, svc, &r);
-	rm_state_ring_unmap(slots, n);
+	err = rm_state_ring_owned(&s->st, &s->snap, svc, &r, &o, NULL);
 	if (err)
-		return err;
-	arcs = calloc(r.n_nodes ? r.n_nodes : 1, sizeof(*arcs));
-	if (!arcs) {
-		rm_ring_free(&r);
-		return rm_state_fail(-ENOMEM, "out of memory");
-	}
-	rm_ring_arcs(&r, arcs);
+		return err == -ENOENT ? 0 : err;
 	s->ring_entries[svc] = r.n;
-	for (__u32 k = 0; k < r.n_nodes; k++)
-		if (r.nodes[k].id < RM_MAX_NODES)
-			s->keys[r.nodes[k].id] = arcs[k];
-	for (__u32 e = 0; e < r.n; e++) {
-		__u32 id = r.nodes[r.entries[e].node].id;
-
-		if (id < RM_MAX_NODES)
-			s->node_entries[id]++;
+	for (__u32 k = 0; k < r.n_nodes; k++) {
+		if (r.nodes[k].id >= RM_MAX_NODES)
+			continue;
+		s->keys[r.nodes[k].id] = o.keys[k];
+		s->node_entries[r.nodes[k].id] += o.entries[k];
 	}
-	free(arcs);
+	rm_ring_owned_free(&o);
 	rm_ring_free(&r);
 	return 0;
 }

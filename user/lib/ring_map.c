@@ -279,6 +279,61 @@ size_t rm_ring_map_len(__u32 nslots)
 	       page;
 }
 
+int rm_ring_map_read(int fd, __u32 pages, __u32 first, __u32 count,
+		     struct rm_slot_read *rd)
+{
+	__u32 p0 = first / RM_RING_PAGE_SLOTS, n, done, prev = p0 - 1, tok;
+	__u32 *keys = NULL;
+	int err = -ENOMEM;
+
+	memset(rd, 0, sizeof(*rd));
+	if (!count || (__u64)first + count > (__u64)pages * RM_RING_PAGE_SLOTS)
+		return -ERANGE;
+	n = (first + count - 1) / RM_RING_PAGE_SLOTS - p0 + 1;
+	rd->len = (size_t)n * sizeof(struct rm_ring_page);
+	rd->mem = rm_huge_alloc(rd->len);
+	keys = calloc(n, sizeof(*keys));
+	if (!rd->mem || !keys)
+		goto out;
+	done = n;
+	/* an array's batch starts after the key in_batch names */
+	err = bpf_map_lookup_batch(fd, p0 ? &prev : NULL, &tok, keys, rd->mem,
+				   &done, NULL);
+	if (err == -ENOENT && done == n) /* stopped at the array's end */
+		err = 0;
+	if (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /*ENOTSUPP*/) {
+		/* a kernel without batch reads of arrays: one at a time */
+		struct rm_ring_page *pg = rd->mem;
+
+		err = 0;
+		for (__u32 i = 0; i < n && !err; i++) {
+			keys[i] = p0 + i;
+			err = bpf_map_lookup_elem(fd, &keys[i], &pg[i])
+				  ? fail_errno()
+				  : 0;
+		}
+		done = err ? 0 : n;
+	}
+	for (__u32 i = 0; !err && i < n; i++)
+		if (done != n || keys[i] != p0 + i)
+			err = -EIO;
+	if (!err)
+		rd->slots = (const struct rm_slot *)rd->mem +
+			    (first - p0 * RM_RING_PAGE_SLOTS);
+out:
+	free(keys);
+	if (err)
+		rm_ring_map_read_free(rd);
+	return err;
+}
+
+void rm_ring_map_read_free(struct rm_slot_read *rd)
+{
+	if (rd->mem)
+		rm_huge_free(rd->mem, rd->len);
+	memset(rd, 0, sizeof(*rd));
+}
+
 int rm_ring_map_copy(int fd, struct rm_slot **slots, __u32 *nslots)
 {
 	struct rm_slot *mem;

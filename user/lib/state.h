@@ -198,6 +198,22 @@ int rm_ring_decode(const struct rm_slot *slots, __u32 nslots,
 int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
 			 const struct rm_snap *s, __u32 svc, struct rm_ring *r,
 			 bool *matches);
+/* What each node of svc's live ring owns, per r->nodes[k]: keys[k] the
+ * keyspace in points (rm_ring_arcs()), entries[k] its ring entries. For
+ * the reads that show shares (show, top, the metrics): when the header's
+ * digest vouches for the ring, one pass over a copy of its entries and no
+ * entries built; else as rm_ring_decode_check(), *matches alike (may be
+ * NULL). r gives the nodes and the entry count only (its entries are not
+ * to be read); the caller frees both, rm_ring_owned_free() and
+ * rm_ring_free(). 0, -ENOENT when svc has no ring, or -errno; reported. */
+struct rm_ring_owned {
+	__u64 *keys;
+	__u32 *entries;
+};
+int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
+			__u32 svc, struct rm_ring *r, struct rm_ring_owned *o,
+			bool *matches);
+void rm_ring_owned_free(struct rm_ring_owned *o);
 /* Per-CPU sums. */
 int rm_state_counters(struct rm_state *st, __u64 out[RM_CNT_MAX]);
 int rm_state_traffic(struct rm_state *st, enum rm_map_id map, __u32 idx,

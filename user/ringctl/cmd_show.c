@@ -21,8 +21,9 @@
 /* What show prints of one service. */
 struct view {
 	__u32 svc;
-	struct rm_ring ring; /* decoded from the live map */
-	__u64 *arcs;	     /* keyspace per ring.nodes[] */
+	struct rm_ring ring; /* the live ring's nodes and size */
+	struct rm_ring_owned owned; /* what each of ring.nodes[] owns */
+	const __u64 *arcs;   /* keyspace per ring.nodes[]: owned.keys */
 	bool matches;
 	const struct rm_conn_count *conns;
 	int ret; /* an exit code the printing met */
@@ -218,35 +219,25 @@ static void show_text(struct live *lv, struct view *w)
 static int view_service(struct live *lv, __u32 svc,
 			const struct rm_conn_count *conns, struct rm_json *j)
 {
-	struct view w = {.svc = svc, .conns = conns};
-	const struct rm_slot *slots = NULL;
-	__u32 n = 0;
-	int ret = 0;
+	static const __u64 no_keys[1];
+	struct view w = {.svc = svc, .conns = conns, .arcs = no_keys};
+	int err;
 
 	/* no ring yet (a change cut short after the service's record was
 	 * written): show it empty and flagged rather than fail */
-	if (rm_state_ring_map(&lv->st, svc, &slots, &n)) {
-		slots = NULL;
-	} else if (rm_ring_decode_check(slots, n, lv->old, svc, &w.ring,
-					&w.matches)) {
-		rm_state_ring_unmap(slots, n);
+	err = rm_state_ring_owned(&lv->st, lv->old, svc, &w.ring, &w.owned,
+				  &w.matches);
+	if (err && err != -ENOENT)
 		return ctl_runtime_error("%s", rm_errmsg());
-	}
-	w.arcs = calloc(w.ring.n_nodes ? w.ring.n_nodes : 1, sizeof(*w.arcs));
-	if (!w.arcs) {
-		ret = ctl_runtime_error("out of memory");
-	} else {
-		rm_ring_arcs(&w.ring, w.arcs);
-		if (j)
-			show_json(j, lv, &w);
-		else
-			show_text(lv, &w);
-		ret = w.ret;
-	}
-	free(w.arcs);
-	rm_state_ring_unmap(slots, n);
+	if (!err)
+		w.arcs = w.owned.keys;
+	if (j)
+		show_json(j, lv, &w);
+	else
+		show_text(lv, &w);
+	rm_ring_owned_free(&w.owned);
 	rm_ring_free(&w.ring);
-	return ret;
+	return w.ret;
 }
 
 /* Connection counts: entries of rm_conns the data plane still honours,

@@ -91,19 +91,16 @@ static int refresh_state(struct top *t)
 
 	memset(t->keys, 0, sizeof(t->keys));
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
+		struct rm_ring_owned o;
 		struct rm_ring r;
-		__u64 *arcs;
 
-		if (!shown_svc(t, i) || live_ring(&t->lv, i, &r))
+		if (!shown_svc(t, i) ||
+		    rm_state_ring_owned(&t->lv.st, t->lv.old, i, &r, &o, NULL))
 			continue;
-		arcs = calloc(r.n_nodes ? r.n_nodes : 1, sizeof(*arcs));
-		if (arcs) {
-			rm_ring_arcs(&r, arcs);
-			for (__u32 k = 0; k < r.n_nodes; k++)
-				if (r.nodes[k].id < RM_MAX_NODES)
-					t->keys[r.nodes[k].id] = arcs[k];
-		}
-		free(arcs);
+		for (__u32 k = 0; k < r.n_nodes; k++)
+			if (r.nodes[k].id < RM_MAX_NODES)
+				t->keys[r.nodes[k].id] = o.keys[k];
+		rm_ring_owned_free(&o);
 		rm_ring_free(&r);
 	}
 	if (!err)
