@@ -364,7 +364,10 @@ int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
 		if (fd == -ENOENT)
 			return rm_state_fail(fd, "service id %u has no ring "
 					     "installed", svc);
-		return fd < 0 ? fd : rm_state_fail(-ENOMEM, "out of memory");
+		/* one it cannot open, or an array of another shape (an
+		 * older layout's): none this build reads */
+		return fd < 0 ? -ENOENT
+			      : rm_state_fail(-ENOMEM, "out of memory");
 	}
 	err = rm_ring_map_pages(fd, &pages);
 	if (!err && !bpf_map_lookup_elem(fd, &zero, head) &&
@@ -388,13 +391,15 @@ int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
 					       matches);
 			munmap(slots, len);
 		} else {
-			err = rm_state_fail(err, "cannot map %s[%u]: %s",
-					    rm_map_names[RM_M_RINGS], svc,
-					    strerror(-err));
+			rm_state_fail(err, "cannot map %s[%u]: %s",
+				      rm_map_names[RM_M_RINGS], svc,
+				      strerror(-err));
+			err = -ENOENT;
 		}
 	} else if (err) {
-		err = rm_state_fail(err, "%s[%u] is not a ring array",
-				    rm_map_names[RM_M_RINGS], svc);
+		rm_state_fail(err, "%s[%u] is not a ring array",
+			      rm_map_names[RM_M_RINGS], svc);
+		err = -ENOENT;
 	}
 	close(fd);
 	return err;

@@ -205,7 +205,11 @@ int rm_ring_decode_check(const struct rm_slot *slots, __u32 nslots,
  * entries built; else as rm_ring_decode_check(), *matches alike (may be
  * NULL). r gives the nodes and the entry count only (its entries are not
  * to be read); the caller frees both, rm_ring_owned_free() and
- * rm_ring_free(). 0, -ENOENT when svc has no ring, or -errno; reported. */
+ * rm_ring_free(). 0; -ENOENT when svc has no ring this build can read
+ * (none installed, one it cannot open or map, an array of another shape:
+ * an older layout's), as readers have always shown it: empty; or -errno
+ * for a ring that is there but unreadable (corrupt, another format);
+ * reported. */
 struct rm_ring_owned {
 	__u64 *keys;
 	__u32 *entries;

@@ -224,7 +224,9 @@ static int view_service(struct live *lv, __u32 svc,
 	int err;
 
 	/* no ring yet (a change cut short after the service's record was
-	 * written): show it empty and flagged rather than fail */
+	 * written), or none this build reads (an older layout's, before
+	 * `ringload attach --migrate`): show it empty and flagged rather
+	 * than fail */
 	err = rm_state_ring_owned(&lv->st, lv->old, svc, &w.ring, &w.owned,
 				  &w.matches);
 	if (err && err != -ENOENT)
