@@ -62,6 +62,8 @@ if "$bench" --quick --rounds 5 --reference "$ref" --json "$tmp/k.json" \
 else
 	e2e_fail "ringbench --quick kernel exits $?: $(tail -3 "$tmp/k.err")"
 fi
+# a row's own reason, into the log: the output goes with $tmp
+grep FAILED "$tmp/k.out" | head -5 | sed 's/^/    /'
 e2e_check "every row measured, none FAILED" rows_ok "$tmp/k.out"
 json_rows "$tmp/k.json" >"$tmp/k.rows" 2>&1
 e2e_check "the JSON holds every row as ok" \
