@@ -1797,6 +1797,86 @@ static void test_build_bad_input(void **state)
 	free(s);
 }
 
+/* ---- scratch memory (user/lib/util.c) --------------------------------- */
+static bool inside(const void *p, const char *block, size_t len)
+{
+	return (const char *)p >= block && (const char *)p < block + len;
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+/* Loans come from the rest of a filled block's last huge page, zeroed
+ * every time, the latest one's room back on its return; what does not
+ * fit, or comes after the block went, is ordinary memory; a loan the
+ * block outlives stays usable. */
+static void test_scratch_memory(void **state)
+{
+	const size_t huge = 2UL << 20, snap = 960000;
+	char *block, *p1, *p2, *p3, *big, *late;
+
+	(void)state;
+	/* no block yet: calloc's memory */
+	p1 = rm_scratch_alloc(100);
+	assert_non_null(p1);
+	assert_true(all_zero(p1, 100));
+	rm_scratch_free(p1);
+
+	block = rm_huge_alloc_filled(snap);
+	assert_non_null(block);
+	p1 = rm_scratch_alloc(5000);
+	assert_true(inside(p1, block + snap, huge - snap));
+	assert_true(all_zero(p1, 5000));
+	memset(p1, 0xa5, 5000);
+	p2 = rm_huge_alloc(800000);
+	assert_true(inside(p2, block + snap, huge - snap));
+	assert_true(p2 >= p1 + 5000);
+	assert_true(all_zero(p2, 800000));
+	memset(p2, 0x5a, 800000);
+	/* more than is left: a mapping of its own */
+	big = rm_huge_alloc(400000);
+	assert_non_null(big);
+	assert_false(inside(big, block, huge));
+	rm_huge_free(big, 400000);
+	/* the latest loan returned: its room, zeroed again */
+	rm_huge_free(p2, 800000);
+	p3 = rm_scratch_alloc(300000);
+	assert_ptr_equal(p3, p2);
+	assert_true(all_zero(p3, 300000));
+	memset(p3, 0x77, 300000);
+	rm_scratch_free(p1); /* not the latest: its room waits */
+	rm_scratch_free(p3); /* none out: all of it again */
+	p1 = rm_scratch_alloc(5000);
+	assert_true(inside(p1, block + snap, huge - snap));
+	assert_true(all_zero(p1, 5000));
+
+	/* the block goes while p1 is out: p1 stays, nothing new is lent */
+	rm_huge_free(block, snap);
+	memset(p1, 0x11, 5000);
+	late = rm_scratch_alloc(64);
+	assert_false(inside(late, block, huge));
+	assert_true(all_zero(late, 64));
+	rm_scratch_free(late);
+	rm_scratch_free(p1);
+
+	/* a new block lends afresh */
+	block = rm_huge_alloc_filled(snap);
+	p1 = rm_scratch_alloc(64);
+	assert_true(inside(p1, block + snap, huge - snap));
+	rm_scratch_free(p1);
+	rm_huge_free(block, snap);
+	late = rm_scratch_alloc(64);
+	assert_false(inside(late, block, huge));
+	rm_scratch_free(late);
+}
+
 /* ---- parsers (user/lib/util.c) ---------------------------------------- */
 static void test_parse_nodes(void **state)
 {
@@ -2095,6 +2175,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_addr),
 	    cmocka_unit_test(test_parse_mac),
 	    cmocka_unit_test(test_parse_u32),
+	    cmocka_unit_test(test_scratch_memory),
 	};
 
 	return cmocka_run_group_tests_name("ring", tests, NULL, NULL);

@@ -132,7 +132,7 @@ static bool digest_plan(const struct rm_slot *slots, __u32 nslots,
 /* Node id to its index in r->nodes, -1 for ids the ring does not name. */
 static int *node_index(const struct rm_ring *r)
 {
-	int *idx = malloc(RM_MAX_NODES * sizeof(*idx));
+	int *idx = rm_scratch_alloc(RM_MAX_NODES * sizeof(*idx));
 
 	if (!idx)
 		return NULL;
@@ -173,7 +173,7 @@ static bool decode_by_digest(const struct rm_slot *slots, __u32 nslots,
 	}
 	ok = true;
 out:
-	free(idx);
+	rm_scratch_free(idx);
 	if (!ok)
 		rm_ring_free(r);
 	return ok;
@@ -233,7 +233,7 @@ static bool owned_sum(const struct rm_slot *e, const struct rm_ring *r,
 	}
 	ok = true;
 out:
-	free(idx);
+	rm_scratch_free(idx);
 	if (!ok)
 		rm_ring_owned_free(o);
 	return ok;
@@ -342,7 +342,7 @@ int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
 			__u32 svc, struct rm_ring *r, struct rm_ring_owned *o,
 			bool *matches)
 {
-	struct rm_ring_page *head = malloc(sizeof(*head));
+	struct rm_ring_page *head = rm_scratch_alloc(sizeof(*head));
 	const __u32 zero = 0;
 	struct rm_slot_read rd;
 	struct rm_slot *slots;
@@ -358,7 +358,7 @@ int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
 	*matches = false;
 	fd = rm_state_inner_open(st, RM_M_RINGS, svc);
 	if (fd < 0 || !head) {
-		free(head);
+		rm_scratch_free(head);
 		if (fd >= 0)
 			close(fd);
 		if (fd == -ENOENT)
@@ -383,7 +383,7 @@ int rm_state_ring_owned(struct rm_state *st, const struct rm_snap *s,
 		if (!*matches)
 			rm_ring_free(r);
 	}
-	free(head);
+	rm_scratch_free(head);
 	if (!err && !*matches) {
 		err = rm_ring_map_mmap(fd, false, &slots, &nslots, &len);
 		if (!err) {

@@ -31,6 +31,7 @@
 #include "state.h"
 #include "layout.h"
 #include "state_int.h"
+#include "util.h"
 #include "vip_filter.h"
 
 #define RM_MAP_NAME_OF(id, name) [RM_M_##id] = #name,
@@ -120,7 +121,7 @@ int rm_array_read(int fd, __u32 n, size_t vsize, void *out)
 		return -EPROTO;
 	if (info.value_size < vsize)
 		return array_read_short(fd, n, vsize, info.value_size, out);
-	keys = malloc((size_t)n * sizeof(*keys));
+	keys = rm_scratch_alloc((size_t)n * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
 	err = bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, NULL);
@@ -134,7 +135,7 @@ int rm_array_read(int fd, __u32 n, size_t vsize, void *out)
 	}
 	err = 0;
 out:
-	free(keys);
+	rm_scratch_free(keys);
 	return err;
 }
 

@@ -440,6 +440,11 @@ int rm_snap_ring(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 	return rm_snap_ring_near(s, svc, NULL, r);
 }
 
+static bool in_svc_ring(const struct rm_node *nd, __u32 svc)
+{
+	return rm_node_in_ring(nd) && nd->svc_id == svc;
+}
+
 /* The ring's input: service svc's nodes in the ring (ids = slots). */
 static __u32 snap_specs(const struct rm_snap *s, __u32 svc,
 			struct rm_node_spec *specs)
@@ -449,7 +454,7 @@ static __u32 snap_specs(const struct rm_snap *s, __u32 svc,
 	for (__u32 i = 0; i < RM_MAX_NODES; i++) {
 		const struct rm_node *nd = &s->node[i];
 
-		if (!rm_node_in_ring(nd) || nd->svc_id != svc)
+		if (!in_svc_ring(nd, svc))
 			continue;
 		rm_name_copy(specs[n].name, nd->name, RM_NAME_MAX);
 		specs[n].weight = nd->weight;
@@ -460,9 +465,22 @@ static __u32 snap_specs(const struct rm_snap *s, __u32 svc,
 	return n;
 }
 
+/* Room for service svc's ring nodes: as many as it has (a read of a
+ * 100-node ring needs 10 kB, not the 430 kB of RM_MAX_NODES, which malloc
+ * would map and unmap afresh); free with rm_scratch_free(). */
+static struct rm_node_spec *snap_specs_alloc(const struct rm_snap *s,
+					     __u32 svc)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < RM_MAX_NODES; i++)
+		n += in_svc_ring(&s->node[i], svc);
+	return rm_scratch_alloc((n ? n : 1) * sizeof(struct rm_node_spec));
+}
+
 int rm_snap_ring_plan(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 {
-	struct rm_node_spec *specs = calloc(RM_MAX_NODES, sizeof(*specs));
+	struct rm_node_spec *specs = snap_specs_alloc(s, svc);
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -470,7 +488,7 @@ int rm_snap_ring_plan(const struct rm_snap *s, __u32 svc, struct rm_ring *r)
 		return -ENOMEM;
 	err = rm_ring_plan(&s->cfg.seed, &s->svc[svc].ring, specs,
 			   snap_specs(s, svc, specs), s->svc[svc].vnodes, r);
-	free(specs);
+	rm_scratch_free(specs);
 	return err;
 }
 
@@ -481,14 +499,14 @@ int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
 	__u32 n;
 	int err;
 
-	specs = calloc(RM_MAX_NODES, sizeof(*specs));
+	specs = snap_specs_alloc(s, svc);
 	if (!specs)
 		return rm_state_fail(-ENOMEM, "out of memory");
 	n = snap_specs(s, svc, specs);
 	err = rm_ring_build_near(&s->cfg.seed, &s->svc[svc].ring, specs, n,
 				 s->svc[svc].vnodes, near, r);
 	if (err == -E2BIG && s->svc[svc].ring.scheme != RM_RING_RINGMASTER) {
-		free(specs);
+		rm_scratch_free(specs);
 		return rm_state_fail(err,
 				     "service '%s': %u nodes make more than "
 				     "the %u points one ring holds with "
@@ -505,13 +523,13 @@ int rm_snap_ring_near(const struct rm_snap *s, __u32 svc,
 		char why[256];
 
 		rm_ring_too_big(specs, n, s->svc[svc].vnodes, why, sizeof(why));
-		free(specs);
+		rm_scratch_free(specs);
 		return rm_state_fail(err,
 				     "service '%s': %s; a service's vnodes "
 				     "are set by service add --vnodes",
 				     s->svc[svc].name, why);
 	}
-	free(specs);
+	rm_scratch_free(specs);
 	if (err)
 		return rm_state_fail(err, "service '%s': %s", s->svc[svc].name,
 			    ring_err(err));

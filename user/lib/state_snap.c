@@ -486,12 +486,16 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 	/* userspace lookups do not touch the LRU order (the _sys_only
 	 * lookups of LRU maps): counting evicts nothing sooner */
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		struct rm_conn_count *one = calloc(1, sizeof(*one));
+		struct rm_conn_count *one;
 
+		if (conn_table_empty(&tables[i]))
+			continue;
+		/* counted apart: a failed batch walk starts again key by
+		 * key */
+		one = rm_scratch_alloc(sizeof(*one));
 		if (!one)
 			return rm_state_fail(-ENOMEM, "out of memory");
-		err = conn_table_empty(&tables[i]) ? 0
-			: conn_walk_batch(&tables[i], s, now, one);
+		err = conn_walk_batch(&tables[i], s, now, one);
 		if (err) {
 			memset(one, 0, sizeof(*one));
 			err = conn_walk_keys(&tables[i], s, now, one);
@@ -502,7 +506,7 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 			out->node[n] += one->node[n];
 			out->recent[n] += one->recent[n];
 		}
-		free(one);
+		rm_scratch_free(one);
 		if (err)
 			return rm_state_fail(err, "cannot read %s: %s",
 					     rm_map_names[i ? RM_M_CONNS6

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,7 +249,63 @@ static size_t huge_len(size_t len)
 	return (len + RM_HUGE - 1) & ~(RM_HUGE - 1);
 }
 
-void *rm_huge_alloc(size_t len)
+/* The rest of the last huge page of an rm_huge_alloc_filled() block,
+ * faulted in already: the command's scratch memory, handed out from the
+ * front and taken back whole when no loan is out. The commands are
+ * single-threaded. */
+static struct {
+	char *p; /* NULL: none */
+	size_t len;
+	size_t used;   /* handed out since none was out */
+	size_t dirty;  /* written by earlier borrowers: zeroed again on loan */
+	unsigned out;  /* loans not yet returned */
+	bool orphan;   /* its block was freed while loans were out */
+} spare;
+
+/* A loan: its size, then the memory (kept 64-byte aligned). */
+#define SPARE_HDR 64
+
+static void *spare_take(size_t len)
+{
+	size_t n = SPARE_HDR + ((len + 63) & ~(size_t)63);
+	char *q;
+
+	if (!spare.p || spare.orphan || n > spare.len - spare.used)
+		return NULL;
+	q = spare.p + spare.used;
+	if (spare.used < spare.dirty)
+		memset(q, 0, n < spare.dirty - spare.used ? n
+						 : spare.dirty - spare.used);
+	*(size_t *)q = n;
+	spare.used += n;
+	spare.out++;
+	return q + SPARE_HDR;
+}
+
+/* p was lent: take it back. The latest loan returned gives its room
+ * back at once (loans are mostly freed in the reverse order); the rest
+ * comes back when no loan is out. */
+static bool spare_give(void *p)
+{
+	char *q = (char *)p - SPARE_HDR;
+
+	if (!spare.p || (char *)p < spare.p || (char *)p >= spare.p + spare.len)
+		return false;
+	if (spare.used > spare.dirty)
+		spare.dirty = spare.used;
+	if (q + *(size_t *)q == spare.p + spare.used)
+		spare.used -= *(size_t *)q;
+	if (--spare.out)
+		return true;
+	spare.used = 0;
+	if (spare.orphan) {
+		munmap(spare.p, spare.len);
+		spare.p = NULL;
+	}
+	return true;
+}
+
+static void *huge_map(size_t len)
 {
 	size_t n = huge_len(len ? len : 1);
 	char *p = mmap(NULL, n + RM_HUGE, PROT_READ | PROT_WRITE,
@@ -266,8 +323,56 @@ void *rm_huge_alloc(size_t len)
 	return a;
 }
 
+void *rm_huge_alloc(size_t len)
+{
+	void *q = spare_take(len);
+
+	return q ? q : huge_map(len);
+}
+
+void *rm_huge_alloc_filled(size_t len)
+{
+	size_t page = 4096, used = (len + page - 1) & ~(page - 1);
+	size_t n = huge_len(len ? len : 1);
+	char *a = huge_map(len);
+
+	if (!a)
+		return NULL;
+	madvise(a, n, MADV_POPULATE_WRITE);
+	if (!spare.p && n > used) {
+		memset(&spare, 0, sizeof(spare));
+		spare.p = a + used;
+		spare.len = n - used;
+	}
+	return a;
+}
+
 void rm_huge_free(void *p, size_t len)
 {
-	if (p)
-		munmap(p, huge_len(len ? len : 1));
+	size_t n = huge_len(len ? len : 1);
+
+	if (!p || spare_give(p))
+		return;
+	if (spare.p >= (char *)p && spare.p < (char *)p + n) {
+		if (spare.out) { /* the last loan's return unmaps the rest */
+			munmap(p, (size_t)(spare.p - (char *)p));
+			spare.orphan = true;
+			return;
+		}
+		spare.p = NULL;
+	}
+	munmap(p, n);
+}
+
+void *rm_scratch_alloc(size_t len)
+{
+	void *q = spare_take(len);
+
+	return q ? q : calloc(1, len ? len : 1);
+}
+
+void rm_scratch_free(void *p)
+{
+	if (p && !spare_give(p))
+		free(p);
 }

@@ -60,6 +60,17 @@ static inline __u64 rm_splitmix64(__u64 *state)
  * the same len. */
 void *rm_huge_alloc(size_t len);
 void rm_huge_free(void *p, size_t len);
+/* The same, faulted in whole at once (MADV_POPULATE_WRITE), for a block
+ * read at once (a snapshot). The rest of its last huge page, zeroed and
+ * faulted in for nothing otherwise, is the command's scratch memory
+ * until this block is freed: rm_huge_alloc() and rm_scratch_alloc() take
+ * from it first (a ring's entries, the connection counts), so the
+ * command touches no fresh small page for them. */
+void *rm_huge_alloc_filled(size_t len);
+/* len zeroed bytes from that scratch memory when it has room, else from
+ * calloc; free with rm_scratch_free(). NULL when out of memory. */
+void *rm_scratch_alloc(size_t len);
+void rm_scratch_free(void *p);
 
 /* Does the name obey the ring's name rules (1..31 of [A-Za-z0-9._-])? */
 bool rm_name_valid(const char *name);

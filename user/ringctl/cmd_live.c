@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "cmd_live.h"
 #include "json.h"
 #include "key.h"
@@ -41,11 +40,7 @@ int live_svc_arg(const struct ctl_opts *o, const char *cmd, char *out,
  * instead of ~240 first touches of small pages, populated at once. */
 struct rm_snap *live_snap_alloc(void)
 {
-	struct rm_snap *s = rm_huge_alloc(sizeof(*s));
-
-	if (s)
-		madvise(s, sizeof(*s), MADV_POPULATE_WRITE);
-	return s;
+	return rm_huge_alloc_filled(sizeof(struct rm_snap));
 }
 
 void live_snap_free(struct rm_snap *s)
@@ -65,10 +60,7 @@ int live_open(struct ctl_opts *o, struct live *lv, enum rm_lock lock)
 		/* both in one block: 1.9 MB, one huge page to fault in
 		 * instead of two (each a zeroing, and on this VM often a
 		 * page the host must back again) */
-		lv->old = rm_huge_alloc(2 * sizeof(*lv->old));
-		if (lv->old)
-			madvise(lv->old, 2 * sizeof(*lv->old),
-				MADV_POPULATE_WRITE);
+		lv->old = rm_huge_alloc_filled(2 * sizeof(*lv->old));
 		lv->new = lv->old ? lv->old + 1 : NULL;
 	} else {
 		lv->old = live_snap_alloc();

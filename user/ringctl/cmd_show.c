@@ -291,7 +291,7 @@ int cmd_show(struct ctl_opts *o)
 		live_close(&lv);
 		return RM_EXIT_RUNTIME;
 	}
-	conns = malloc(sizeof(*conns));
+	conns = rm_scratch_alloc(sizeof(*conns));
 	if (!conns) {
 		ret = ctl_runtime_error("out of memory");
 		goto out;
@@ -323,7 +323,7 @@ int cmd_show(struct ctl_opts *o)
 		rm_applied_text(stdout, o->pin_dir);
 	}
 out:
-	free(conns);
+	rm_scratch_free(conns);
 	live_close(&lv);
 	return ret;
 }
