@@ -304,24 +304,16 @@ void rm_ring_owned_free(struct rm_ring_owned *o)
 	o->entries = NULL;
 }
 
-/* The same from slots as mapped: by the digest when it vouches for them,
- * else as every reader of a ring takes it (an interrupted change, an
- * older format): decoded, then summed. */
+/* The same from slots as mapped, as every reader of a ring takes it (an
+ * interrupted change, an older format): decoded, then summed. The fast
+ * way (rm_state_ring_owned) has found the digest wanting already. */
 static int owned_from_slots(const struct rm_slot *slots, __u32 nslots,
 			    const struct rm_snap *s, __u32 svc,
 			    struct rm_ring *r, struct rm_ring_owned *o,
 			    bool *matches)
 {
-	__u32 base;
 	int err;
 
-	if (digest_plan(slots, nslots, s, svc, r, &base)) {
-		if (owned_sum(slots + base, r, o)) {
-			*matches = true;
-			return 0;
-		}
-		rm_ring_free(r);
-	}
 	err = rm_ring_decode_check(slots, nslots, s, svc, r, matches);
 	if (err)
 		return err;
