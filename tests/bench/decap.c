@@ -87,31 +87,6 @@ struct dctx {
 	int fds[4];
 };
 
-static int db_netns(void)
-{
-	if (unshare(CLONE_NEWNET))
-		return -errno;
-	for (size_t i = 0; i < sizeof(db_netns_setup) / sizeof(*db_netns_setup);
-	     i++)
-		if (system(db_netns_setup[i])) {
-			fprintf(stderr, "decap: failed: %s\n",
-				db_netns_setup[i]);
-			return -EIO;
-		}
-	return 0;
-}
-
-static __u16 csum(const __u8 *h, size_t n)
-{
-	__u32 s = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (__u32)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
 static void put16(__u8 *p, __u16 v)
 {
 	p[0] = v >> 8;
@@ -131,6 +106,7 @@ static void db_frame(struct db_row *r)
 	__u8 *f = r->frame, *ip = f + ETH_HLEN, *udp = ip + 20, *in;
 	size_t gue = r->hops ? rm_gue_hops_len(2, RM_FAMILY_V4) : 0;
 	size_t ilen = 40;
+	__u16 sum;
 
 	memset(f, 0, DB_FRAME_LEN);
 	memcpy(f, (const __u8[]){0x02, 0x52, 0x4d, 0, 0, 0xfe}, 6);
@@ -142,7 +118,8 @@ static void db_frame(struct db_row *r)
 	ip[9] = IPPROTO_UDP;
 	addr4(DB_DIR, ip + 12);
 	addr4(DB_NODE, ip + 16);
-	put16(ip + 10, csum(ip, 20));
+	sum = bench_ip_csum(ip, 20);
+	memcpy(ip + 10, &sum, 2);
 	put16(udp, 50000);
 	put16(udp + 2, RM_GUE_PORT);
 	put16(udp + 4, 8 + gue + ilen);
@@ -164,7 +141,8 @@ static void db_frame(struct db_row *r)
 	in[9] = IPPROTO_TCP;
 	addr4(DB_CLIENT, in + 12);
 	addr4(DB_VIP, in + 16);
-	put16(in + 10, csum(in, 20));
+	sum = bench_ip_csum(in, 20);
+	memcpy(in + 10, &sum, 2);
 	put16(in + 20, r->sport);
 	put16(in + 22, r->dport);
 	in[20 + 12] = 5 << 4;
@@ -399,7 +377,9 @@ int cmd_decap(const struct bench_opts *o)
 	if (o->rounds > DB_MAX_ROUNDS)
 		return 2;
 	bench_pin_cpu();
-	err = db_netns();
+	err = bench_netns(db_netns_setup,
+			  sizeof(db_netns_setup) / sizeof(*db_netns_setup),
+			  "decap");
 	if (!err)
 		err = db_setup(&k);
 	if (err) {

@@ -204,7 +204,7 @@ int dir_counters(struct director *d, __u64 out[RM_CNT_MAX])
 
 #define FRAME_LEN 60 /* minimum Ethernet frame without FCS */
 
-static __u16 ip_csum(const void *hdr, size_t len)
+__u16 bench_ip_csum(const void *hdr, size_t len)
 {
 	const __u16 *w = hdr;
 	__u32 sum = 0;
@@ -238,7 +238,7 @@ size_t bench_frame(__u8 *buf, const __u8 dst_mac[6], const __u8 src_mac[6],
 	iph->protocol = proto;
 	iph->saddr = htonl(saddr);
 	iph->daddr = htonl(daddr);
-	iph->check = ip_csum(iph, sizeof(*iph));
+	iph->check = bench_ip_csum(iph, sizeof(*iph));
 	if (proto == IPPROTO_TCP) {
 		struct tcphdr *th = (void *)(iph + 1);
 
@@ -270,7 +270,7 @@ size_t bench_frame_payload(__u8 *buf, const void *pl, size_t n)
 	iph->tot_len = htons((__u16)(len - ETH_HLEN));
 	uh->len = htons((__u16)(len - ETH_HLEN - sizeof(*iph)));
 	iph->check = 0;
-	iph->check = ip_csum(iph, sizeof(*iph));
+	iph->check = bench_ip_csum(iph, sizeof(*iph));
 	return len < FRAME_LEN ? FRAME_LEN : len;
 }
 
@@ -325,12 +325,12 @@ void bench_frame_fill(__u8 *frame)
 
 	iph->tot_len = htons(FRAME_LEN - ETH_HLEN);
 	iph->check = 0;
-	iph->check = ip_csum(iph, sizeof(*iph));
+	iph->check = bench_ip_csum(iph, sizeof(*iph));
 }
 
 bool bench_ip_csum_ok(const __u8 *iph)
 {
-	return ip_csum(iph, 20) == 0;
+	return bench_ip_csum(iph, 20) == 0;
 }
 
 int dir_obj_load(const struct director *d, const char *path, const char *what,
