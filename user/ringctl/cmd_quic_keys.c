@@ -80,26 +80,21 @@ int live_quic_key_write(struct live *lv, __u32 svc, const __u8 *key,
  * Their records are gone, so nothing reads the keys any more. */
 static int keys_drop(struct live *lv)
 {
-	int fd = -1, err = 0;
+	int err = 0;
 
 	for (__u32 i = 0; i < RM_MAX_SERVICES && !err; i++) {
 		if (!svc_encrypted(lv->old, i) || svc_encrypted(lv->new, i))
 			continue;
-		if (fd < 0)
-			fd = lv->keys ? lv->keys->fd
-				      : rm_quic_keys_open(lv->st.pin_dir);
-		if (fd < 0)
-			return ctl_runtime_error(
-			    "the change is done, but the key of deleted "
-			    "service %u stays: cannot open %s/%s: %s", i,
-			    lv->st.pin_dir, RM_QUIC_KEYS_MAP, strerror(-fd));
-		if (rm_quic_key_set(fd, i, NULL, NULL))
+		/* opened once, kept with the change's other key writes */
+		if (live_quic_keys_open(lv))
+			return ctl_runtime_error("the change is done, but the "
+						 "key of deleted service %u "
+						 "stays", i);
+		if (rm_quic_key_set(lv->keys->fd, i, NULL, NULL))
 			err = ctl_runtime_error("the change is done, but the "
 						"key of deleted service %u "
 						"stays: %s", i, rm_errmsg());
 	}
-	if (fd >= 0 && !lv->keys)
-		close(fd);
 	return err;
 }
 
