@@ -476,7 +476,7 @@ int rm_state_conn_count(struct rm_state *st, const struct rm_snap *s,
 	     offsetof(struct rm_flow, proto)},
 	};
 	__u64 now = mono_ns();
-	__u32 max;
+	__u32 max = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
