@@ -36,8 +36,9 @@ int live_svc_arg(const struct ctl_opts *o, const char *cmd, char *out,
 	return ret;
 }
 
-/* A snapshot is ~1 MB: in a huge page (rm_huge_alloc) it is one fault
- * instead of ~240 first touches of small pages, populated at once. */
+/* A snapshot is ~1 MB: in a huge page (rm_huge_alloc_filled) it is one
+ * fault instead of ~240 first touches of small pages, populated at once;
+ * the rest of that page is the command's scratch memory. */
 struct rm_snap *live_snap_alloc(void)
 {
 	return rm_huge_alloc_filled(sizeof(struct rm_snap));
