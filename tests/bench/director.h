@@ -94,10 +94,10 @@ int bench_frame_owner(const __u8 *frame, const struct rm_slot *slots,
  * bytes it gains are zero), the checksum updated: no Ethernet padding
  * for a program to trim or keep. */
 void bench_frame_fill(__u8 *frame);
-/* Does a 20-byte IPv4 header hold its right checksum? */
 /* The IPv4 header checksum of hdr (len bytes, its check field zero), in
  * network order as it is stored. */
 __u16 bench_ip_csum(const void *hdr, size_t len);
+/* Does a 20-byte IPv4 header hold its right checksum? */
 bool bench_ip_csum_ok(const __u8 *iph);
 /* Enter a network namespace of the process's own (unshare: gone when it
  * exits) and run the n shell commands that set it up; part names the
