@@ -19,9 +19,14 @@
  *
  * The kernel repeats a program on one buffer: an encapsulating program
  * would wrap its own output again. Every variant therefore runs behind
- * trafficgen's tg_unencap, which takes the outer headers off again and
- * tail-calls it: baseline and director pay the same for that, and the
- * floor is tg_unencap tail-calling the empty program; each method's own
+ * trafficgen's tg_unencap, which puts the frame back as it arrived (the
+ * outer headers off, the Ethernet header rewritten) and tail-calls it.
+ * It does that work on every run of every row, an l2 row's too (a head
+ * move of 0 bytes): every program pays the same for it, so rows of
+ * different methods compare as their programs do. Skipping it where
+ * nothing was pushed charged the encapsulating rows ~5 ns the l2 row
+ * did not pay (docs/routed-nodes-performance.md). The floor is
+ * tg_unencap tail-calling the empty program; each method's own
  * floor is tg_unencap in front of tg_push, which only makes room for the
  * method's outer headers. Rows and variants are interleaved in every
  * round, so rows compare as well as variants. Checked on every
@@ -491,7 +496,10 @@ static void eb_print(struct rm_json *j, const struct eb_row *row)
 }
 
 /* Issue 23's routed-path targets: each encapsulating method's director
- * path at most 1.15x its l2 path (the fallback row is reported). */
+ * path at most 1.15x its l2 path, as the issue measured it (program and
+ * wrapper, which costs every row alike); the programs alone, each row's
+ * floor taken off (which raises a ratio above 1), are printed beside it.
+ * The fallback row is reported. */
 static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 {
 	static const struct {
@@ -502,8 +510,8 @@ static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		const struct eb_row *r = &rows[t[i].row];
-		char meas[160];
-		double x;
+		char meas[160], note[160];
+		double x, net;
 
 		if (rows[0].status[0] || r->status[0]) {
 			bench_target(o, t[i].name, "<= 1.15x", "not measured",
@@ -512,11 +520,17 @@ static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 			continue;
 		}
 		x = r->st[V_DIR].med / rows[0].st[V_DIR].med;
+		net = (r->st[V_DIR].med - r->st[V_FLOOR].med) /
+		      (rows[0].st[V_DIR].med - rows[0].st[V_FLOOR].med);
 		snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)", x,
 			 r->st[V_DIR].med, rows[0].st[V_DIR].med);
+		snprintf(note, sizeof(note),
+			 "next hop from the node's record; net of the "
+			 "wrapper's floor %.2fx (%.0f vs %.0f ns)",
+			 net, r->st[V_DIR].med - r->st[V_FLOOR].med,
+			 rows[0].st[V_DIR].med - rows[0].st[V_FLOOR].med);
 		bench_target(o, t[i].name, "<= 1.15x", meas,
-			     x <= 1.15 ? "met" : "missed",
-			     "next hop from the node's record");
+			     x <= 1.15 ? "met" : "missed", note);
 	}
 	if (!rows[0].status[0] && !rows[3].status[0]) {
 		char meas[160];
@@ -822,8 +836,10 @@ int cmd_encap(const struct bench_opts *o)
 	rm_json_arr_close(&j);
 	printf("\nBaseline: bl_tx (l2), bl_ipip, bl_gue: the same parse, FIB "
 	       "lookup and headers without service match, hash or ring. All "
-	       "run behind tg_unencap (takes the last run's outer headers "
-	       "off); floor: tg_unencap tail-calling an empty program. The "
+	       "run behind tg_unencap, which puts the frame back as it "
+	       "arrived before every run (the last run's outer headers off, "
+	       "the Ethernet header rewritten: the same work for every "
+	       "method); floor: tg_unencap tail-calling an empty program. The "
 	       "director's frame equals the baseline's byte for byte. Method "
 	       "floor: tg_unencap taking the last run's outer headers off and "
 	       "tg_push making room for them again, the least any "

@@ -24,8 +24,9 @@
  * record, as ringload neighd fills it, in a network namespace of the
  * part's own: see encap.c).
  *
- * Harness: every program runs behind trafficgen's tg_unencap, which takes
- * the last run's outer headers off again (bench encap's wrapper); the
+ * Harness: every program runs behind trafficgen's tg_unencap, which puts
+ * the frame back as it arrived before every run, the same work for
+ * Katran and for every method of the director (bench encap's wrapper); the
  * 65,536-flow rows put a second trafficgen's tg_mix behind it, which gives
  * each run the next source port. The floor is the same wrapper
  * tail-calling a program that returns XDP_TX.
