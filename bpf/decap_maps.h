@@ -11,13 +11,18 @@
 
 #include <ringmaster/rm_encap.h>
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, RM_DECAP_MAX_PREFIXES);
-	__type(key, struct rm_decap_prefix);
-	__type(value, __u8);
-} rm_decap_allow SEC(".maps");
+/* The prefix sets (rm_decap_allow, rm_decap_hops): one shape, one
+ * definition; rm_dprefix_has() asks either. */
+#define RM_DECAP_PREFIX_MAP(name)                                          \
+	struct {                                                           \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                       \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                      \
+		__uint(max_entries, RM_DECAP_MAX_PREFIXES);                \
+		__type(key, struct rm_decap_prefix);                       \
+		__type(value, __u8);                                       \
+	} name SEC(".maps")
+
+RM_DECAP_PREFIX_MAP(rm_decap_allow);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -40,13 +45,7 @@ struct {
 	__type(value, __u64);
 } rm_decap_counters SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, RM_DECAP_MAX_PREFIXES);
-	__type(key, struct rm_decap_prefix);
-	__type(value, __u8);
-} rm_decap_hops SEC(".maps");
+RM_DECAP_PREFIX_MAP(rm_decap_hops);
 
 /* A step that has not decided returns RM_DGO; one that has returns the
  * XDP action, its outcome counted (rm_dverdict). */
