@@ -27,8 +27,8 @@
  *             would wrap the last one's output again; this takes the
  *             outer headers off (back to tg_orig_len bytes, the original
  *             Ethernet header tg_orig_eth) and tail-calls tg_next[0].
- *             Every run, whatever the program in front of which it runs,
- *             so the wrapper costs every program the same.
+ *             It does so on every run, whatever program it runs in
+ *             front of, so the wrapper costs every program the same.
  *   tg_restore front end for bpf_prog_test_run of the decapsulator,
  *             which takes headers off or rewrites the frame in place: puts
  *             the TG_FRAME_LEN bytes of tg_frame back as the frame before
