@@ -511,7 +511,7 @@ static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		const struct eb_row *r = &rows[t[i].row];
 		char meas[160], note[160];
-		double x, net;
+		double x, dir_net, l2_net;
 
 		if (rows[0].status[0] || r->status[0]) {
 			bench_target(o, t[i].name, "<= 1.15x", "not measured",
@@ -520,15 +520,14 @@ static void eb_targets(const struct bench_opts *o, const struct eb_row *rows)
 			continue;
 		}
 		x = r->st[V_DIR].med / rows[0].st[V_DIR].med;
-		net = (r->st[V_DIR].med - r->st[V_FLOOR].med) /
-		      (rows[0].st[V_DIR].med - rows[0].st[V_FLOOR].med);
+		dir_net = r->st[V_DIR].med - r->st[V_FLOOR].med;
+		l2_net = rows[0].st[V_DIR].med - rows[0].st[V_FLOOR].med;
 		snprintf(meas, sizeof(meas), "%.2fx (%.0f vs %.0f ns)", x,
 			 r->st[V_DIR].med, rows[0].st[V_DIR].med);
 		snprintf(note, sizeof(note),
 			 "next hop from the node's record; net of the "
 			 "wrapper's floor %.2fx (%.0f vs %.0f ns)",
-			 net, r->st[V_DIR].med - r->st[V_FLOOR].med,
-			 rows[0].st[V_DIR].med - rows[0].st[V_FLOOR].med);
+			 dir_net / l2_net, dir_net, l2_net);
 		bench_target(o, t[i].name, "<= 1.15x", meas,
 			     x <= 1.15 ? "met" : "missed", note);
 	}

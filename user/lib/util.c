@@ -332,9 +332,9 @@ void *rm_huge_alloc(size_t len)
 
 void *rm_huge_alloc_filled(size_t len)
 {
-	size_t page = 4096, n = huge_len(len ? len : 1);
 	/* the block's own pages, at least one: a loan never overlaps it */
-	size_t used = ((len ? len : 1) + page - 1) & ~(page - 1);
+	size_t page = 4096, own = len ? len : 1, n = huge_len(own);
+	size_t used = (own + page - 1) & ~(page - 1);
 	char *a = huge_map(len);
 
 	if (!a)
